@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Allocation through jemalloc's own entry points (mallocx/dallocx) rather
+ * than malloc: events are allocated on the router thread and freed on
+ * subscriber threads, a pattern jemalloc's per-thread caches handle without
+ * a global lock, and it keeps the library's heap behaviour the same whatever
+ * malloc the embedding program uses.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include <jemalloc/jemalloc.h>
+
+#include "internal.h"
+
+void *mr__malloc(size_t n)
+{
+	return mallocx(n ? n : 1, 0);
+}
+
+void *mr__calloc(size_t n, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, size, &total))
+		return NULL;
+	return mallocx(total ? total : 1, MALLOCX_ZERO);
+}
+
+void *mr__realloc(void *p, size_t n)
+{
+	if (!p)
+		return mr__malloc(n);
+	return rallocx(p, n ? n : 1, 0);
+}
+
+void mr__free(void *p)
+{
+	if (p)
+		dallocx(p, 0);
+}
+
+char *mr__strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = mr__malloc(n);
+
+	if (d)
+		memcpy(d, s, n);
+	return d;
+}
+
+uint64_t mr__now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}

@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Declarations shared by the library's files.  Nothing here is public: the
+ * mr__ prefix marks internal symbols, and the version script keeps them out
+ * of the shared object's dynamic symbol table.
+ */
+#ifndef MR_INTERNAL_H
+#define MR_INTERNAL_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mountrouter.h"
+
+#define MR__UNUSED __attribute__((unused))
+#define MR__LIKELY(x) __builtin_expect(!!(x), 1)
+#define MR__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define MR__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MR__CACHELINE 64
+
+/* ---- alloc.c: every allocation goes through jemalloc's non-standard API ---- */
+
+void *mr__malloc(size_t n);
+void *mr__calloc(size_t n, size_t size);
+void *mr__realloc(void *p, size_t n);
+void mr__free(void *p);
+char *mr__strdup(const char *s);
+
+/* ---- clock ---- */
+
+uint64_t mr__now_ns(void); /* CLOCK_MONOTONIC */
+
+/* ---- mount.c: one immutable, reference-counted mount record ---- */
+
+/*
+ * A mount as read from the kernel.  Immutable once built: a change makes a
+ * new record, and events and snapshots keep the old one alive by holding a
+ * reference, so readers on other threads never see it change.
+ */
+struct mr__mount {
+	struct mr_mount pub;  /* strings point into str[] */
+	_Atomic uint32_t refs;
+	uint32_t old_id;      /* mountinfo's reused 32-bit ID (0: unknown) */
+	uint32_t sb_flags;    /* SB_RDONLY etc. from statmount, 0 if unknown */
+	uint32_t seen;        /* mirror diff generation (router thread only) */
+	uint32_t path_len;
+	char str[];
+};
+
+/*
+ * Superblock flags as statmount(2) reports them in sb_flags (values from the
+ * kernel's include/linux/fs.h); mountinfo.c derives the same bits from the
+ * superblock options so records from either reader compare equal.
+ */
+#define MR__SB_RDONLY 0x00000001u
+#define MR__SB_SYNCHRONOUS 0x00000010u
+#define MR__SB_DIRSYNC 0x00000080u
+#define MR__SB_LAZYTIME 0x02000000u
+
+/* Copies @f (and its strings; NULL strings become "") into a new record, refs = 1. */
+struct mr__mount *mr__mount_new(const struct mr_mount *f, uint32_t old_id, uint32_t sb_flags);
+struct mr__mount *mr__mount_ref(struct mr__mount *m);
+void mr__mount_unref(struct mr__mount *m);
+/* True if every field the user sees (path, options, attr, ...) is equal. */
+bool mr__mount_same(const struct mr__mount *a, const struct mr__mount *b);
+bool mr__mount_readonly(const struct mr__mount *m);
+
+/* ---- table.c: a growable array of mount records (a read of the whole table) ---- */
+
+struct mr__table {
+	struct mr__mount **v;
+	size_t n, cap;
+};
+
+int mr__table_push(struct mr__table *t, struct mr__mount *m); /* takes the reference */
+void mr__table_clear(struct mr__table *t);                    /* drops references */
+
+/* ---- mountinfo.c: parse /proc/PID/mountinfo text ---- */
+
+/*
+ * Undoes the kernel's octal escaping of ' ', '\t', '\n' and '\\' (mangle()
+ * in fs/proc_namespace.c: \040 \011 \012 \134) in place.  Returns the new
+ * length, or -EINVAL for a malformed escape.
+ */
+int mr__mountinfo_unescape(char *s);
+
+/*
+ * Parses a whole mountinfo buffer into @ret (appended).  IDs are the
+ * 32-bit mountinfo IDs (stored in old_id and, lacking better, in pub.id).
+ * Returns the number of mounts parsed, or -EINVAL at the first malformed
+ * line (the table then holds the lines before it).
+ */
+int mr__mountinfo_parse(const char *buf, size_t len, struct mr__table *ret);
+
+/* Reads a whole mountinfo file through @fd (-1: /proc/self/mountinfo) into *@buf. */
+int mr__mountinfo_read_fd(int fd, char **buf, size_t *cap, size_t *ret_len);
+
+/* ---- listmount.c: read a table with listmount(2)/statmount(2) ---- */
+
+struct mr__statmount_buf {
+	void *p;
+	size_t cap;
+};
+
+/*
+ * Reads one mount of namespace @ns_id (0: the caller's) with statmount(2).
+ * Returns 0 and a new record, -ENOENT if the mount is gone, -ENOSYS if the
+ * kernel lacks statmount.  @syscalls is incremented per call made.
+ */
+int mr__statmount(uint64_t ns_id, uint64_t mnt_id, struct mr__statmount_buf *buf,
+		  uint64_t *syscalls, struct mr__mount **ret);
+
+/* Lists and reads every mount of namespace @ns_id into @ret (appended). */
+int mr__listmount_table(uint64_t ns_id, struct mr__statmount_buf *buf, uint64_t *syscalls,
+			struct mr__table *ret);
+
+void mr__statmount_buf_free(struct mr__statmount_buf *buf);
+
+/* ---- mirror.c: one namespace's mount table, keyed by mount ID ---- */
+
+struct mr__mirror {
+	struct mr__mount **slots; /* open addressing, NULL empty, TOMBSTONE deleted */
+	size_t cap, n, used;
+	uint32_t gen;
+};
+
+int mr__mirror_init(struct mr__mirror *m);
+void mr__mirror_free(struct mr__mirror *m);
+struct mr__mount *mr__mirror_get(const struct mr__mirror *m, uint64_t id);
+/* Inserts or replaces; takes @mnt's reference and drops the replaced one. */
+int mr__mirror_put(struct mr__mirror *m, struct mr__mount *mnt);
+/* Removes and returns the record (the caller owns its reference), or NULL. */
+struct mr__mount *mr__mirror_take(struct mr__mirror *m, uint64_t id);
+
+/* Visits each mount; stops early if @fn returns non-zero and returns that. */
+int mr__mirror_each(const struct mr__mirror *m, int (*fn)(struct mr__mount *, void *), void *arg);
+
+/*
+ * What a resync found: each change as the old and the new record (old NULL:
+ * a mount appeared; new NULL: it went away; both: it changed).
+ */
+typedef int (*mr__diff_fn)(struct mr__mount *old, struct mr__mount *now, void *arg);
+
+/*
+ * Makes the mirror equal @fresh, calling @fn for every difference before
+ * applying it, in O(n).  The mounts of @fresh are taken over by the mirror
+ * (the table is left empty).  Returns the number of differences.
+ */
+int mr__mirror_sync(struct mr__mirror *m, struct mr__table *fresh, mr__diff_fn fn, void *arg);
+
+/* ---- trie.c: component-wise prefix trie of subscriptions ---- */
+
+struct mr__trie;
+struct mr_sub;
+
+int mr__trie_new(struct mr__trie **ret);
+void mr__trie_free(struct mr__trie *t);
+int mr__trie_add(struct mr__trie *t, const char *prefix, struct mr_sub *s);
+int mr__trie_remove(struct mr__trie *t, const char *prefix, struct mr_sub *s);
+
+/*
+ * Calls @fn for every subscription whose prefix contains @path ("/a" holds
+ * "/a" and "/a/b", not "/ab").  @fn may not modify the trie.
+ */
+typedef void (*mr__trie_visit_fn)(struct mr_sub *s, void *arg);
+void mr__trie_match(const struct mr__trie *t, const char *path, size_t len,
+		    mr__trie_visit_fn fn, void *arg);
+
+/* Normalises a subtree prefix ("//a/./b/" -> "/a/b"); -EINVAL if relative or has "..". */
+int mr__path_normalize(const char *in, char **ret);
+
+/* ---- event.c: events shared by every ring they are routed to ---- */
+
+struct mr__event {
+	struct mr_event pub;
+	_Atomic uint32_t refs;
+	struct mr__mount *now;  /* strings of pub point into these two */
+	struct mr__mount *old;
+	struct mr__mount **snap; /* SNAPSHOT: the records pub.mounts copies */
+};
+
+/*
+ * A change event about @now (the mount after) and/or @old (before); holds a
+ * reference to each.  refs starts at 0: the router sets it to the number of
+ * rings the event goes to before enqueuing it anywhere.
+ */
+struct mr__event *mr__event_new(uint32_t kind, struct mr__mount *old, struct mr__mount *now);
+struct mr__event *mr__event_marker(uint32_t kind);
+/* A SNAPSHOT holding references to @n records of @v (copied). */
+struct mr__event *mr__event_snapshot(struct mr__mount **v, size_t n);
+/* Frees an event no ring took (refs still 0). */
+void mr__event_discard(struct mr__event *ev);
+
+/* ---- sub.c: one subscriber's SPSC ring and its wake-up ---- */
+
+struct mr__ns;
+
+struct mr_sub {
+	/* Consumer side first, producer side on its own cache line. */
+	struct mr__sub_ring *q;
+	uint32_t capacity;          /* ring slots, a power of two */
+	int efd;                    /* eventfd the consumer waits on */
+	_Atomic int waiting;        /* consumer found the ring empty */
+	_Atomic int wants_recovery; /* 1: overrun pending; 2: router kicked */
+
+	alignas(MR__CACHELINE) mr_router *r;
+	struct mr__ns *ns;
+	char *prefix;
+	uint32_t kinds;
+	unsigned flags;
+	uint32_t usable;            /* slots for changes: capacity minus reserve */
+	bool overrun;               /* dropped events since the last recovery */
+	bool in_touched;            /* listed for a wake-up check this batch */
+	bool attached;              /* in the trie */
+	uint64_t lost;
+	uint32_t route_mark;         /* last routing pass that matched it */
+	struct mr_sub *next_touched;
+	struct mr_sub *next_overrun;
+	struct mr_sub *next_all, *prev_all;
+
+	_Atomic uint64_t delivered, dropped, overruns, snapshots;
+};
+
+int mr__sub_alloc(mr_router *r, const struct mr_sub_opts *o, struct mr_sub **ret);
+/* Frees the sub after releasing every event left in its ring. */
+void mr__sub_destroy(struct mr_sub *s);
+
+/*
+ * Producer side (router thread only).  Enqueues @ev; returns false when the
+ * ring has no room left for changes (the reserve is kept for the overrun
+ * marker and snapshot).  Wait-free.
+ */
+bool mr__sub_push(struct mr_sub *s, struct mr__event *ev);
+/* Enqueues into the reserve too (markers and snapshots). Wait-free. */
+bool mr__sub_push_reserved(struct mr_sub *s, struct mr__event *ev);
+unsigned mr__sub_queued(const struct mr_sub *s);
+/* After a batch: wakes the consumer if it waits.  One syscall at most. */
+void mr__sub_wake(struct mr_sub *s);
+
+/* ---- reactor.c: one io_uring for every source fd ---- */
+
+struct mr__reactor;
+struct mr__watch;
+
+/*
+ * Called for each completion of a watch: @res is the byte count (data in
+ * @buf) or -errno; for a poll watch, @res is the revents mask.  The buffer
+ * is only valid during the call.
+ */
+typedef void (*mr__watch_fn)(struct mr__watch *w, int res, const void *buf, size_t len);
+
+enum mr__watch_mode { MR__WATCH_READ, MR__WATCH_POLLPRI, MR__WATCH_TIMER };
+
+struct mr__watch {
+	int fd;
+	enum mr__watch_mode mode;
+	mr__watch_fn fn;
+	void *owner;
+	/* reactor bookkeeping */
+	bool armed;     /* a request is in flight */
+	bool multishot; /* the in-flight request keeps producing completions */
+	bool closing;   /* cancelled: freed by the reactor at its last completion */
+	uint64_t timeout_ns; /* MR__WATCH_TIMER: fires once, this long after arming */
+	struct { int64_t tv_sec; long long tv_nsec; } ts; /* __kernel_timespec */
+	void (*release)(struct mr__watch *w);
+	struct mr__watch *next_rearm;
+};
+
+struct mr__reactor_opts {
+	unsigned entries;  /* SQ size */
+	unsigned buffers;  /* provided buffers (power of two) */
+	unsigned buf_size; /* bytes per buffer */
+};
+
+int mr__reactor_new(const struct mr__reactor_opts *o, struct mr__reactor **ret);
+void mr__reactor_free(struct mr__reactor *re);
+int mr__reactor_fd(const struct mr__reactor *re);
+
+/* Queues the first request of @w (submitted at the next submit). */
+int mr__reactor_add(struct mr__reactor *re, struct mr__watch *w);
+/*
+ * Cancels @w; @w->release runs once the kernel has let go of it (maybe
+ * later, from mr__reactor_reap()).
+ */
+void mr__reactor_remove(struct mr__reactor *re, struct mr__watch *w);
+
+/*
+ * Submits what is queued and, if @wait, waits for at least one completion:
+ * one io_uring_enter for all of it.  Returns 0 or -errno (-EINTR/-ETIME
+ * are not errors for the caller).
+ */
+int mr__reactor_submit(struct mr__reactor *re, bool wait);
+/* Handles every completion ready, in one batch.  Returns how many. */
+int mr__reactor_reap(struct mr__reactor *re);
+
+struct mr__reactor_stats {
+	uint64_t enters, completions, rearms, nobufs;
+};
+void mr__reactor_stats(const struct mr__reactor *re, struct mr__reactor_stats *ret);
+
+/* ---- probe.c: what the running kernel offers, asked once ---- */
+
+struct mr__features {
+	bool listmount;      /* listmount/statmount (6.8) */
+	bool statmount_ns;   /* mnt_id_req.mnt_ns_id (6.11) */
+	bool fanotify_mnt;   /* FAN_REPORT_MNT + FAN_MARK_MNTNS (6.15) */
+	bool watch_mount;    /* the project's patched kernel */
+	bool notification_pipe; /* CONFIG_WATCH_QUEUE */
+	bool read_multishot; /* IORING_OP_READ_MULTISHOT (6.7) */
+	bool buf_ring;       /* provided buffer rings (5.19) */
+	bool mntns_id;       /* NS_GET_MNTNS_ID (6.10) */
+	int watch_mount_err; /* why watch_mount is unusable (-errno) */
+	int fanotify_err;
+};
+
+const struct mr__features *mr__probe(void);
+
+/* ---- decode.c: kernel records to source-neutral changes (no syscalls) ---- */
+
+enum mr__change_kind {
+	MR__CHANGE_ATTACH = 1, /* mount appeared: look it up, emit MOUNT */
+	MR__CHANGE_DETACH,     /* mount went away: UNMOUNT */
+	MR__CHANGE_MOVE,       /* mount moved: look it up again, emit MOVE */
+	MR__CHANGE_READONLY,   /* read-only state changed */
+	MR__CHANGE_SETATTR,    /* attributes changed */
+	MR__CHANGE_EXPIRY,     /* automount expired: EXPIRY */
+	MR__CHANGE_LOSS,       /* the kernel dropped records: resync */
+	MR__CHANGE_REMOVED,    /* the watched object went away */
+};
+
+struct mr__change {
+	enum mr__change_kind kind;
+	uint64_t mnt_id;   /* the mount the change is about */
+	uint64_t other_id; /* watch_mount: the mount it happened on */
+	uint32_t info;     /* watch_mount: info flags, watch ID */
+};
+
+/*
+ * Decodes a buffer of fanotify records (FAN_REPORT_MNT group).  Appends up
+ * to @max changes to @out; returns how many, and counts malformed records
+ * in *bad.  A record with both ATTACH and DETACH is a move.
+ */
+size_t mr__decode_fanotify(const void *buf, size_t len, struct mr__change *out, size_t max,
+			   uint64_t *bad);
+
+/* Decodes a buffer of watch_queue records (mount notifications and meta). */
+size_t mr__decode_watch_queue(const void *buf, size_t len, struct mr__change *out, size_t max,
+			      uint64_t *bad);
+
+/* ---- namespace.c / source_*.c: a watched mount namespace and its source ---- */
+
+struct mr__ns;
+
+struct mr__source_ops {
+	const char *name;
+	/* 0 if this kernel supports the source, else -errno (-ENOSYS: absent). */
+	int (*probe)(void);
+	/* Opens the kernel side for @ns (caller's thread); mirror not built yet. */
+	int (*open)(struct mr__ns *ns);
+	/* Registers its fds with the reactor (router thread). */
+	int (*start)(struct mr__ns *ns, struct mr__reactor *re);
+	/* Router thread: after a batch, work the source deferred (sweeps). */
+	void (*after_batch)(struct mr__ns *ns);
+	/* Reads the whole table for a resync. */
+	int (*read_table)(struct mr__ns *ns, struct mr__table *ret);
+	/* Looks one mount up after a change (-ENOENT if gone, -ENOTSUP: resync). */
+	int (*lookup)(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret);
+	void (*close)(struct mr__ns *ns, struct mr__reactor *re);
+};
+
+extern const struct mr__source_ops mr__source_fanotify;
+extern const struct mr__source_ops mr__source_mountinfo;
+extern const struct mr__source_ops mr__source_watch_mount;
+
+/* Picks a source by name ("auto"/NULL: the best available) and says why. */
+int mr__source_pick(const char *name, const struct mr__source_ops **ret, const char **ret_reason);
+
+struct mr__ns {
+	uint64_t id;
+	int nsfd;          /* nsfs fd of the namespace */
+	pid_t pid;         /* a process inside it (0: ourselves) */
+	mr_router *r;
+	struct mr__mirror mirror;
+	struct mr__trie *trie;
+	unsigned n_subs;
+	const struct mr__source_ops *ops;
+	void *src;         /* the source's state */
+	bool resync_pending;
+	struct mr__ns *next;
+};
+
+/* Opens a namespace from an nsfs fd it takes ownership of (caller thread). */
+int mr__ns_open(mr_router *r, int nsfd, pid_t pid, struct mr__ns **ret);
+void mr__ns_close(struct mr__ns *ns, struct mr__reactor *re);
+/* Reads the namespace's table with the source's reader (listmount or mountinfo). */
+int mr__ns_read_table(struct mr__ns *ns, struct mr__table *ret);
+
+/* ---- router.c: what sources call back into ---- */
+
+/* A change read from the kernel for @ns: look it up, update the mirror, route. */
+void mr__router_change(struct mr__ns *ns, const struct mr__change *c);
+/* A change already resolved to records (mountinfo diff, sweeps). */
+void mr__router_emit(struct mr__ns *ns, uint32_t kind, struct mr__mount *old,
+		     struct mr__mount *now, uint32_t flags);
+/*
+ * Makes @ns's mirror equal @fresh (taking its records), routing each
+ * difference as an event with @flags (MR_EVF_SYNTHETIC for a resync).
+ * Returns the number of differences.
+ */
+int mr__router_sync(struct mr__ns *ns, struct mr__table *fresh, uint32_t flags);
+/* The time events read in the current batch are stamped with. */
+void mr__router_stamp(mr_router *r);
+/* The kernel lost records for @ns: resync after this batch. */
+void mr__router_loss(struct mr__ns *ns);
+/* Wakes the router thread (any thread). */
+void mr__router_kick(mr_router *r);
+/* Counts syscalls made on the router thread, and records skipped as malformed. */
+void mr__router_count_syscalls(mr_router *r, uint64_t n);
+void mr__router_count_bad(mr_router *r, uint64_t n);
+/* The source every namespace of the router uses. */
+const struct mr__source_ops *mr__router_source_ops(mr_router *r);
+struct mr__reactor *mr__router_reactor(mr_router *r);
+const struct mr_opts *mr__router_opts(mr_router *r);
+
+#endif /* MR_INTERNAL_H */

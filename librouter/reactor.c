@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The reactor: one io_uring for every fd the router reads.
+ *
+ * Reads use a provided buffer ring, so the kernel picks a buffer only when
+ * data is there and one ring of buffers serves thousands of fds.  Where the
+ * kernel has IORING_OP_READ_MULTISHOT (6.7) a single request keeps reading
+ * an fd until it fails; elsewhere each completion re-arms a one-shot READ.
+ * Re-arms are queued and go to the kernel with the next submit, so a batch
+ * of completions costs one io_uring_enter however many fds it touched.
+ *
+ * liburing 2.3 (Debian 12) predates READ_MULTISHOT and io_uring_setup_buf_ring,
+ * so those SQEs and the ring registration are prepared by hand here.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <liburing.h>
+
+#include "internal.h"
+
+#ifndef IORING_OP_READ_MULTISHOT
+#define IORING_OP_READ_MULTISHOT 49 /* 6.7 */
+#endif
+
+/* user_data of requests whose completions carry nothing to dispatch. */
+#define UD_IGNORE 1ull
+
+#define BGID 7
+
+struct mr__reactor {
+	struct io_uring ring;
+	struct io_uring_buf_ring *br;
+	size_t br_bytes;
+	char *bufs;
+	unsigned n_bufs, buf_size;
+	unsigned pending_sqes;
+	bool multishot_read;
+	struct mr__watch *rearm; /* watches to re-arm at the next submit */
+	struct mr__reactor_stats stats;
+};
+
+int mr__reactor_new(const struct mr__reactor_opts *o, struct mr__reactor **ret)
+{
+	struct io_uring_params p = {0};
+	struct mr__reactor *re;
+	int err;
+
+	re = mr__calloc(1, sizeof(*re));
+	if (!re)
+		return -ENOMEM;
+	re->n_bufs = o->buffers ? o->buffers : 64;
+	re->buf_size = o->buf_size ? o->buf_size : 16384;
+
+	/*
+	 * COOP_TASKRUN: completions are posted when we next enter the kernel
+	 * rather than by interrupting the router thread.  Not SINGLE_ISSUER:
+	 * the ring is made on the caller's thread and driven by the router's.
+	 */
+	p.flags = IORING_SETUP_COOP_TASKRUN;
+	err = io_uring_queue_init_params(o->entries ? o->entries : 256, &re->ring, &p);
+	if (err == -EINVAL) {
+		memset(&p, 0, sizeof(p));
+		err = io_uring_queue_init_params(o->entries ? o->entries : 256, &re->ring, &p);
+	}
+	if (err < 0) {
+		mr__free(re);
+		return err;
+	}
+
+	re->br_bytes = re->n_bufs * sizeof(struct io_uring_buf);
+	re->br = mmap(NULL, re->br_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (re->br == MAP_FAILED) {
+		err = -errno;
+		re->br = NULL;
+		goto fail;
+	}
+	re->bufs = mr__malloc((size_t)re->n_bufs * re->buf_size);
+	if (!re->bufs) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	struct io_uring_buf_reg reg = {
+		.ring_addr = (uint64_t)(uintptr_t)re->br,
+		.ring_entries = re->n_bufs,
+		.bgid = BGID,
+	};
+	err = io_uring_register_buf_ring(&re->ring, &reg, 0);
+	if (err < 0)
+		goto fail;
+	io_uring_buf_ring_init(re->br);
+	for (unsigned i = 0; i < re->n_bufs; i++)
+		io_uring_buf_ring_add(re->br, re->bufs + (size_t)i * re->buf_size, re->buf_size,
+				      (unsigned short)i, io_uring_buf_ring_mask(re->n_bufs), (int)i);
+	io_uring_buf_ring_advance(re->br, (int)re->n_bufs);
+
+	re->multishot_read = mr__probe()->read_multishot;
+	*ret = re;
+	return 0;
+fail:
+	if (re->br)
+		munmap(re->br, re->br_bytes);
+	mr__free(re->bufs);
+	io_uring_queue_exit(&re->ring);
+	mr__free(re);
+	return err;
+}
+
+void mr__reactor_free(struct mr__reactor *re)
+{
+	if (!re)
+		return;
+	io_uring_queue_exit(&re->ring);
+	munmap(re->br, re->br_bytes);
+	mr__free(re->bufs);
+	mr__free(re);
+}
+
+int mr__reactor_fd(const struct mr__reactor *re)
+{
+	return re->ring.ring_fd;
+}
+
+static struct io_uring_sqe *get_sqe(struct mr__reactor *re)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&re->ring);
+
+	if (!sqe) {
+		/* SQ full: hand what we have to the kernel and take a fresh slot. */
+		io_uring_submit(&re->ring);
+		re->stats.enters++;
+		re->pending_sqes = 0;
+		sqe = io_uring_get_sqe(&re->ring);
+	}
+	if (sqe)
+		re->pending_sqes++;
+	return sqe;
+}
+
+static int arm(struct mr__reactor *re, struct mr__watch *w)
+{
+	struct io_uring_sqe *sqe = get_sqe(re);
+
+	if (!sqe)
+		return -EBUSY;
+	if (w->mode == MR__WATCH_TIMER) {
+		w->ts.tv_sec = (int64_t)(w->timeout_ns / 1000000000u);
+		w->ts.tv_nsec = (long long)(w->timeout_ns % 1000000000u);
+		io_uring_prep_timeout(sqe, (struct __kernel_timespec *)&w->ts, 0, 0);
+		w->multishot = false;
+	} else if (w->mode == MR__WATCH_POLLPRI) {
+		io_uring_prep_poll_multishot(sqe, w->fd, POLLPRI);
+		w->multishot = true;
+	} else if (re->multishot_read) {
+		memset(sqe, 0, sizeof(*sqe));
+		sqe->opcode = IORING_OP_READ_MULTISHOT;
+		sqe->fd = w->fd;
+		sqe->off = (uint64_t)-1; /* the file position: these fds are streams */
+		sqe->flags = IOSQE_BUFFER_SELECT;
+		sqe->buf_group = BGID;
+		w->multishot = true;
+	} else {
+		io_uring_prep_read(sqe, w->fd, NULL, re->buf_size, (uint64_t)-1);
+		sqe->flags |= IOSQE_BUFFER_SELECT;
+		sqe->buf_group = BGID;
+		w->multishot = false;
+	}
+	io_uring_sqe_set_data(sqe, w);
+	w->armed = true;
+	return 0;
+}
+
+int mr__reactor_add(struct mr__reactor *re, struct mr__watch *w)
+{
+	w->closing = false;
+	return arm(re, w);
+}
+
+void mr__reactor_remove(struct mr__reactor *re, struct mr__watch *w)
+{
+	if (!w->armed) {
+		if (w->release)
+			w->release(w);
+		return;
+	}
+	w->closing = true;
+	struct io_uring_sqe *sqe = get_sqe(re);
+	if (!sqe)
+		return; /* the watch stays closing; its fd's close ends the request */
+	io_uring_prep_cancel64(sqe, (uint64_t)(uintptr_t)w, 0);
+	io_uring_sqe_set_data64(sqe, UD_IGNORE);
+}
+
+int mr__reactor_submit(struct mr__reactor *re, bool wait)
+{
+	int ret;
+
+	for (struct mr__watch *w = re->rearm, *next; w; w = next) {
+		next = w->next_rearm;
+		w->next_rearm = NULL;
+		if (arm(re, w) < 0)
+			break;
+		re->stats.rearms++;
+	}
+	re->rearm = NULL;
+
+	if (!re->pending_sqes && !wait)
+		return 0;
+	re->stats.enters++;
+	re->pending_sqes = 0;
+	ret = wait ? io_uring_submit_and_wait(&re->ring, 1) : io_uring_submit(&re->ring);
+	return ret < 0 ? ret : 0;
+}
+
+static void queue_rearm(struct mr__reactor *re, struct mr__watch *w)
+{
+	w->next_rearm = re->rearm;
+	re->rearm = w;
+}
+
+static void complete(struct mr__reactor *re, struct io_uring_cqe *cqe, unsigned *recycled)
+{
+	struct mr__watch *w = io_uring_cqe_get_data(cqe);
+	bool more = cqe->flags & IORING_CQE_F_MORE;
+	const void *data = NULL;
+	size_t len = 0;
+
+	if ((uintptr_t)w == UD_IGNORE || !w)
+		return;
+	re->stats.completions++;
+
+	if (cqe->flags & IORING_CQE_F_BUFFER) {
+		unsigned bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
+		data = re->bufs + (size_t)bid * re->buf_size;
+		len = cqe->res > 0 ? (size_t)cqe->res : 0;
+		if (!w->closing)
+			w->fn(w, cqe->res, data, len);
+		/* Hand the buffer back; the tail moves once for the whole batch. */
+		io_uring_buf_ring_add(re->br, (void *)data, re->buf_size, (unsigned short)bid,
+				      io_uring_buf_ring_mask(re->n_bufs), (int)*recycled);
+		(*recycled)++;
+	} else if (w->mode == MR__WATCH_TIMER) {
+		w->armed = false;
+		if (w->closing) {
+			if (w->release)
+				w->release(w);
+		} else if (cqe->res != -ECANCELED) {
+			w->fn(w, cqe->res, NULL, 0);
+		}
+		return; /* one-shot: the owner arms it again if it wants */
+	} else if (!w->closing) {
+		if (cqe->res == -ENOBUFS) {
+			/* Every buffer was in use: not an error, read again after recycling. */
+			re->stats.nobufs++;
+		} else if (cqe->res == -EINVAL && w->multishot && w->mode == MR__WATCH_READ) {
+			/* The fd refuses multishot reads: one-shot reads from now on. */
+			re->multishot_read = false;
+		} else if (cqe->res != -ECANCELED && (cqe->res < 0 || w->mode == MR__WATCH_POLLPRI)) {
+			w->fn(w, cqe->res, NULL, 0);
+		}
+	}
+
+	if (more)
+		return;
+	w->armed = false;
+	if (w->closing) {
+		if (w->release)
+			w->release(w);
+		return;
+	}
+	/* A dead fd (EBADF) or a fatal error is reported once and not re-armed. */
+	if (cqe->res < 0 && cqe->res != -ENOBUFS && cqe->res != -EAGAIN && cqe->res != -EINTR &&
+	    !(cqe->res == -EINVAL && w->mode == MR__WATCH_READ) && cqe->res != -ECANCELED)
+		return;
+	queue_rearm(re, w);
+}
+
+int mr__reactor_reap(struct mr__reactor *re)
+{
+	struct io_uring_cqe *cqes[256];
+	unsigned recycled = 0;
+	int total = 0;
+
+	for (;;) {
+		unsigned n = io_uring_peek_batch_cqe(&re->ring, cqes, MR__ARRAY_SIZE(cqes));
+		if (!n)
+			break;
+		for (unsigned i = 0; i < n; i++)
+			complete(re, cqes[i], &recycled);
+		io_uring_cq_advance(&re->ring, n);
+		total += (int)n;
+	}
+	if (recycled)
+		io_uring_buf_ring_advance(re->br, (int)recycled);
+	return total;
+}
+
+void mr__reactor_stats(const struct mr__reactor *re, struct mr__reactor_stats *ret)
+{
+	*ret = re->stats;
+}

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fanotify source (Linux 6.15+): one FAN_REPORT_MNT group per mount
+ * namespace, marked with FAN_MARK_MNTNS for FAN_MNT_ATTACH|FAN_MNT_DETACH.
+ * Records carry only the 64-bit mount ID; statmount(2) supplies the rest.
+ *
+ * fanotify says nothing about remounts or mount_setattr(2).  Those still
+ * bump the namespace's event counter, which makes /proc/PID/mountinfo poll
+ * with POLLPRI, so the source also polls mountinfo (never reading it) and
+ * answers a POLLPRI with a sweep: statmount of every mirrored mount,
+ * compared field by field.  A sweep costs O(mounts) syscalls, so while
+ * attach/detach records keep arriving (which explain most POLLPRIs) it is
+ * deferred, at most to a sweep every 4x its own cost, and a timer makes
+ * sure a deferred sweep runs when the burst ends.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/fanotify.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "mountrouter-uapi.h"
+
+#define MAX_CHANGES 1024
+#define SWEEP_MIN_INTERVAL_NS 10000000ull /* 10 ms */
+
+struct fan_state {
+	struct mr__ns *ns;
+	int fan_fd, mi_fd;
+	struct mr__watch fan_watch, mi_watch, timer;
+	unsigned live; /* watches the reactor still holds */
+	bool sweep_pending, topology_this_batch, timer_armed;
+	uint64_t last_sweep_ns, sweep_cost_ns;
+	struct mr__statmount_buf smbuf;
+	struct mr__change changes[MAX_CHANGES];
+};
+
+static int fan_probe(void)
+{
+	const struct mr__features *f = mr__probe();
+
+	if (!f->fanotify_mnt)
+		return f->fanotify_err ? f->fanotify_err : -ENOSYS;
+	if (!f->listmount)
+		return -ENOSYS;
+	return 0;
+}
+
+static void state_free(struct fan_state *st)
+{
+	if (st->fan_fd >= 0)
+		close(st->fan_fd);
+	if (st->mi_fd >= 0)
+		close(st->mi_fd);
+	mr__statmount_buf_free(&st->smbuf);
+	mr__free(st);
+}
+
+static void watch_released(struct mr__watch *w)
+{
+	struct fan_state *st = w->owner;
+
+	if (--st->live == 0)
+		state_free(st);
+}
+
+static void on_fanotify(struct mr__watch *w, int res, const void *buf, size_t len)
+{
+	struct fan_state *st = w->owner;
+	struct mr__ns *ns = st->ns;
+	uint64_t bad = 0;
+
+	if (res < 0) {
+		if (res != -EAGAIN && res != -EINTR)
+			mr__router_loss(ns);
+		return;
+	}
+	mr__router_stamp(ns->r);
+	size_t n = mr__decode_fanotify(buf, len, st->changes, MAX_CHANGES, &bad);
+	if (bad)
+		mr__router_count_bad(ns->r, bad);
+	for (size_t i = 0; i < n; i++) {
+		if (st->changes[i].kind != MR__CHANGE_LOSS)
+			st->topology_this_batch = true;
+		mr__router_change(ns, &st->changes[i]);
+	}
+}
+
+static void on_mountinfo(struct mr__watch *w, int res, const void *buf, size_t len)
+{
+	struct fan_state *st = w->owner;
+
+	(void)buf;
+	(void)len;
+	if (res < 0)
+		return;
+	st->sweep_pending = true;
+}
+
+static void on_timer(struct mr__watch *w, int res, const void *buf, size_t len)
+{
+	struct fan_state *st = w->owner;
+
+	(void)res;
+	(void)buf;
+	(void)len;
+	st->timer_armed = false;
+	/* after_batch of this step runs the sweep. */
+}
+
+static int fan_open(struct mr__ns *ns)
+{
+	struct fan_state *st = mr__calloc(1, sizeof(*st));
+	char path[64];
+	int err;
+
+	if (!st)
+		return -ENOMEM;
+	st->ns = ns;
+	st->mi_fd = -1;
+	/* Non-blocking: io_uring retries a read that would block by polling. */
+	st->fan_fd = fanotify_init(FAN_REPORT_MNT | FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK, 0);
+	if (st->fan_fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (fanotify_mark(st->fan_fd, FAN_MARK_ADD | FAN_MARK_MNTNS, FAN_MNT_ATTACH | FAN_MNT_DETACH,
+			  ns->nsfd, NULL) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (ns->pid)
+		snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)ns->pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/mountinfo");
+	st->mi_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (st->mi_fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	ns->src = st;
+	return 0;
+fail:
+	state_free(st);
+	return err;
+}
+
+static int fan_start(struct mr__ns *ns, struct mr__reactor *re)
+{
+	struct fan_state *st = ns->src;
+	int err;
+
+	st->fan_watch = (struct mr__watch){.fd = st->fan_fd, .mode = MR__WATCH_READ,
+					   .fn = on_fanotify, .owner = st, .release = watch_released};
+	st->mi_watch = (struct mr__watch){.fd = st->mi_fd, .mode = MR__WATCH_POLLPRI,
+					  .fn = on_mountinfo, .owner = st, .release = watch_released};
+	st->timer = (struct mr__watch){.mode = MR__WATCH_TIMER, .fd = -1, .fn = on_timer,
+				       .owner = st, .release = watch_released};
+	st->live = 3;
+	st->ns->src = st;
+	err = mr__reactor_add(re, &st->fan_watch);
+	if (err < 0)
+		return err;
+	return mr__reactor_add(re, &st->mi_watch);
+}
+
+static int fan_lookup(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret)
+{
+	struct fan_state *st = ns->src;
+	uint64_t calls = 0;
+	int err = mr__statmount(ns->id, mnt_id, &st->smbuf, &calls, ret);
+
+	mr__router_count_syscalls(ns->r, calls);
+	return err;
+}
+
+static int collect_id(struct mr__mount *m, void *arg)
+{
+	struct mr__table *t = arg;
+
+	return mr__table_push(t, mr__mount_ref(m));
+}
+
+/* statmount every mirrored mount; report what remounts and setattrs changed. */
+static void sweep(struct fan_state *st)
+{
+	struct mr__ns *ns = st->ns;
+	struct mr__table ids = {0};
+	uint64_t t0 = mr__now_ns();
+
+	st->sweep_pending = false;
+	if (mr__mirror_each(&ns->mirror, collect_id, &ids) < 0) {
+		mr__table_clear(&ids);
+		mr__router_loss(ns);
+		return;
+	}
+	mr__router_stamp(ns->r);
+	for (size_t i = 0; i < ids.n; i++) {
+		struct mr__change c = {.kind = MR__CHANGE_SETATTR, .mnt_id = ids.v[i]->pub.id};
+		mr__router_change(ns, &c);
+	}
+	mr__table_clear(&ids);
+	st->last_sweep_ns = mr__now_ns();
+	st->sweep_cost_ns = st->last_sweep_ns - t0;
+}
+
+static void fan_after_batch(struct mr__ns *ns)
+{
+	struct fan_state *st = ns->src;
+	bool busy = st->topology_this_batch;
+
+	st->topology_this_batch = false;
+	if (!st->sweep_pending)
+		return;
+	uint64_t interval = st->sweep_cost_ns * 4;
+	if (interval < SWEEP_MIN_INTERVAL_NS)
+		interval = SWEEP_MIN_INTERVAL_NS;
+	uint64_t since = mr__now_ns() - st->last_sweep_ns;
+	if (!busy || since >= interval) {
+		sweep(st);
+		return;
+	}
+	if (!st->timer_armed) {
+		st->timer.timeout_ns = interval - since;
+		if (mr__reactor_add(mr__router_reactor(ns->r), &st->timer) == 0)
+			st->timer_armed = true;
+	}
+}
+
+static int fan_read_table(struct mr__ns *ns, struct mr__table *ret)
+{
+	struct fan_state *st = ns->src;
+	uint64_t calls = 0;
+	int err = mr__listmount_table(ns->id, &st->smbuf, &calls, ret);
+
+	mr__router_count_syscalls(ns->r, calls);
+	return err;
+}
+
+static void fan_close(struct mr__ns *ns, struct mr__reactor *re)
+{
+	struct fan_state *st = ns->src;
+
+	if (!st)
+		return;
+	ns->src = NULL;
+	if (!re || !st->live) {
+		state_free(st);
+		return;
+	}
+	st->ns = NULL;
+	/* Each watch is released once the kernel lets go; the last frees st. */
+	mr__reactor_remove(re, &st->fan_watch);
+	mr__reactor_remove(re, &st->mi_watch);
+	mr__reactor_remove(re, &st->timer);
+}
+
+const struct mr__source_ops mr__source_fanotify = {
+	.name = "fanotify",
+	.probe = fan_probe,
+	.open = fan_open,
+	.start = fan_start,
+	.after_batch = fan_after_batch,
+	.read_table = fan_read_table,
+	.lookup = fan_lookup,
+	.close = fan_close,
+};

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A subscriber's ring: Concurrency Kit's SPSC ring of event pointers, the
+ * router thread producing and the subscriber's thread consuming, plus an
+ * eventfd for a consumer that wants to sleep when the ring is empty.
+ *
+ * Wake-up protocol (no syscall while events flow):
+ *   consumer: ring empty -> drain eventfd -> waiting = 1 (seq_cst)
+ *             -> look at the ring again -> sleep on the eventfd
+ *   producer: enqueue (release) -> seq_cst fence -> if waiting: waiting = 0,
+ *             write the eventfd
+ * The two seq_cst steps form a Dekker pair: either the consumer's second
+ * look sees the event, or the producer sees waiting = 1.
+ *
+ * ThreadSanitizer cannot see ck_pr's fences (inline assembly), so under TSan
+ * the ring operations are annotated as a release/acquire pair on the ring.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <ck_ring.h>
+
+#include "internal.h"
+
+#if defined(__SANITIZE_THREAD__)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define MR__NO_TSAN __attribute__((no_sanitize_thread))
+#define TSAN_RELEASE(p) __tsan_release(p)
+#define TSAN_ACQUIRE(p) __tsan_acquire(p)
+#else
+#define MR__NO_TSAN
+#define TSAN_RELEASE(p) ((void)(p))
+#define TSAN_ACQUIRE(p) ((void)(p))
+#endif
+
+/* Slots kept back from changes for the OVERRUN marker and the SNAPSHOT. */
+#define RESERVE 2
+
+struct mr__sub_ring {
+	struct ck_ring ring;
+	uint32_t capacity; /* power of two; holds capacity - 1 entries */
+	alignas(MR__CACHELINE) ck_ring_buffer_t buf[];
+};
+
+static uint32_t round_pow2(uint32_t v)
+{
+	uint32_t p = 8;
+
+	while (p < v && p < (1u << 30))
+		p <<= 1;
+	return p;
+}
+
+int mr__sub_alloc(mr_router *r, const struct mr_sub_opts *o, struct mr_sub **ret)
+{
+	uint32_t cap = round_pow2(o->capacity ? o->capacity : 4096);
+	struct mr_sub *s = mr__calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	s->q = mr__calloc(1, sizeof(*s->q) + cap * sizeof(ck_ring_buffer_t));
+	if (!s->q) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	ck_ring_init(&s->q->ring, cap);
+	s->q->capacity = cap;
+	s->capacity = cap;
+	s->usable = cap - 1 - RESERVE;
+	s->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->efd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	err = mr__path_normalize(o->subtree, &s->prefix);
+	if (err < 0)
+		goto fail;
+	s->r = r;
+	s->kinds = o->kinds ? o->kinds : MR_KINDS_ALL;
+	s->flags = o->flags;
+	*ret = s;
+	return 0;
+fail:
+	if (s->efd > 0)
+		close(s->efd);
+	mr__free(s->q);
+	mr__free(s);
+	return err;
+}
+
+MR__NO_TSAN static bool ring_pop(struct mr__sub_ring *q, struct mr__event **ev)
+{
+	bool ok = ck_ring_dequeue_spsc(&q->ring, q->buf, ev);
+
+	if (ok)
+		TSAN_ACQUIRE(q);
+	return ok;
+}
+
+MR__NO_TSAN static bool ring_push(struct mr__sub_ring *q, struct mr__event *ev)
+{
+	TSAN_RELEASE(q);
+	return ck_ring_enqueue_spsc(&q->ring, q->buf, ev);
+}
+
+MR__NO_TSAN unsigned mr__sub_queued(const struct mr_sub *s)
+{
+	return ck_ring_size(&s->q->ring);
+}
+
+void mr__sub_destroy(struct mr_sub *s)
+{
+	struct mr__event *ev;
+
+	if (!s)
+		return;
+	while (ring_pop(s->q, &ev))
+		mr_event_unref(&ev->pub);
+	close(s->efd);
+	mr__free(s->prefix);
+	mr__free(s->q);
+	mr__free(s);
+}
+
+bool mr__sub_push(struct mr_sub *s, struct mr__event *ev)
+{
+	if (mr__sub_queued(s) >= s->usable)
+		return false;
+	return ring_push(s->q, ev);
+}
+
+bool mr__sub_push_reserved(struct mr_sub *s, struct mr__event *ev)
+{
+	return ring_push(s->q, ev);
+}
+
+void mr__sub_wake(struct mr_sub *s)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&s->waiting, memory_order_relaxed) &&
+	    atomic_exchange_explicit(&s->waiting, 0, memory_order_relaxed)) {
+		uint64_t one = 1;
+		/* EAGAIN means the counter is already non-zero: the consumer wakes anyway. */
+		(void)!write(s->efd, &one, sizeof(one));
+	}
+}
+
+int mr_sub_next(mr_sub *s, const struct mr_event **ret)
+{
+	struct mr__event *ev;
+	uint64_t drain;
+
+	if (!s || !ret)
+		return -EINVAL;
+	if (!ring_pop(s->q, &ev)) {
+		/* Consume a stale wake-up before arming, so poll() means "new event". */
+		(void)!read(s->efd, &drain, sizeof(drain));
+		atomic_store(&s->waiting, 1);
+		if (!ring_pop(s->q, &ev))
+			return -EAGAIN;
+	}
+	/*
+	 * A subscriber that overran is caught up once it has drained half of
+	 * its ring; tell the router, once, that the moment has come.
+	 */
+	if (MR__UNLIKELY(atomic_load_explicit(&s->wants_recovery, memory_order_relaxed) == 1) &&
+	    mr__sub_queued(s) <= s->capacity / 2) {
+		int expect = 1;
+		if (atomic_compare_exchange_strong(&s->wants_recovery, &expect, 2))
+			mr__router_kick(s->r);
+	}
+	*ret = &ev->pub;
+	return 0;
+}
+
+int mr_sub_fd(const mr_sub *s)
+{
+	return s ? s->efd : -EINVAL;
+}
+
+int mr_sub_wait(mr_sub *s, int timeout_ms)
+{
+	struct pollfd pfd;
+
+	if (!s)
+		return -EINVAL;
+	atomic_store(&s->waiting, 1);
+	if (mr__sub_queued(s))
+		return 0;
+	pfd.fd = s->efd;
+	pfd.events = POLLIN;
+	int n = poll(&pfd, 1, timeout_ms);
+	if (n < 0)
+		return -errno;
+	return n ? 0 : -ETIMEDOUT;
+}
+
+int mr_sub_stats(const mr_sub *s, struct mr_sub_stats *ret)
+{
+	if (!s || !ret)
+		return -EINVAL;
+	ret->delivered = atomic_load_explicit(&s->delivered, memory_order_relaxed);
+	ret->dropped = atomic_load_explicit(&s->dropped, memory_order_relaxed);
+	ret->overruns = atomic_load_explicit(&s->overruns, memory_order_relaxed);
+	ret->snapshots = atomic_load_explicit(&s->snapshots, memory_order_relaxed);
+	return 0;
+}

@@ -1,0 +1,7 @@
+/* SPDX-License-Identifier: MIT */
+#include "internal.h"
+
+const char *mr_version(void)
+{
+	return MR_VERSION_STRING;
+}

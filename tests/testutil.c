@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000u /* 6.8 */
+#endif
+
+int tu_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("SKIP: ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+	fflush(stdout);
+	return T_EXIT_SKIP;
+}
+
+int tu_private_root(char *root, size_t len)
+{
+	if (geteuid() != 0)
+		return tu_skip("needs root to make a private mount namespace");
+	if (unshare(CLONE_NEWNS) < 0)
+		return tu_skip("unshare(CLONE_NEWNS): %s", strerror(errno));
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		perror("make / private");
+		return T_EXIT_FAIL;
+	}
+	snprintf(root, len, "/tmp/mr-test.XXXXXX");
+	if (!mkdtemp(root)) {
+		perror("mkdtemp");
+		return T_EXIT_FAIL;
+	}
+	if (mount("mr-test", root, "tmpfs", 0, "size=16m") < 0) {
+		perror("mount tmpfs root");
+		return T_EXIT_FAIL;
+	}
+	return 0;
+}
+
+const char *tu_path(char *out, size_t len, const char *root, const char *rel)
+{
+	snprintf(out, len, "%s/%s", root, rel);
+	return out;
+}
+
+int tu_mkdir(const char *path)
+{
+	return mkdir(path, 0755) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+const struct mr_event *tu_next(mr_sub *s, int timeout_ms, bool markers)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		const struct mr_event *ev;
+		if (mr_sub_next(s, &ev) == 0) {
+			bool marker = ev->kind == MR_EVENT_RESYNC_BEGIN || ev->kind == MR_EVENT_RESYNC_END;
+			if (!marker || markers)
+				return ev;
+			mr_event_unref(ev);
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		long spent = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+		if (spent >= timeout_ms)
+			return NULL;
+		mr_sub_wait(s, (int)(timeout_ms - spent));
+	}
+}
+
+uint64_t tu_mnt_id(const char *path)
+{
+	struct statx sx;
+
+	if (statx(AT_FDCWD, path, 0, STATX_MNT_ID_UNIQUE, &sx) < 0)
+		return 0;
+	return sx.stx_mnt_id;
+}
