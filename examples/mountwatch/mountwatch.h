@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mountwatch: shared declarations of the command-line watcher.  One file
+ * per concept: options.c (command line), output.c (table, raw, JSON),
+ * namespaces.c (which namespaces and subtrees are watched), stats.c
+ * (counters and latency), mountwatch.c (the loop).
+ */
+#ifndef MOUNTWATCH_H
+#define MOUNTWATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <mountrouter.h>
+
+/* Exit codes besides errno values (documented in mountwatch(1)). */
+#define MW_EXIT_EVENT 0
+#define MW_EXIT_TIMEOUT 1
+#define MW_EXIT_USAGE 2
+
+enum mw_col {
+	MW_COL_ACTION,
+	MW_COL_TARGET,
+	MW_COL_SOURCE,
+	MW_COL_FSTYPE,
+	MW_COL_OPTIONS,
+	MW_COL_OLD_TARGET,
+	MW_COL_OLD_OPTIONS,
+	MW_COL_ID,
+	MW_COL_PARENT,
+	MW_COL_NS,
+	MW_COL_TIME,
+	MW_COL_SEQ,
+	MW_COL_FLAGS,
+	MW_COL__MAX
+};
+
+enum mw_format { MW_FMT_TABLE, MW_FMT_RAW, MW_FMT_JSON };
+
+struct mw_opts {
+	char **subtrees;
+	size_t n_subtrees;
+	char *mountpoint;     /* --mountpoint: exactly this mount point */
+	char **ns_args;       /* --ns PID|PATH */
+	size_t n_ns_args;
+	bool all_namespaces;
+	uint32_t kinds;       /* MR_KIND() mask, 0: all */
+	const char *source;   /* NULL: auto */
+	enum mw_format format;
+	enum mw_col cols[MW_COL__MAX];
+	size_t n_cols;
+	bool cols_given;      /* -o was used */
+	bool monotonic;
+	bool snapshot;
+	bool first_only;
+	uint64_t count;       /* 0: unlimited */
+	int64_t timeout_ms;   /* -1: none */
+	bool stats;
+	bool noheadings;
+	unsigned rescan_ms;   /* --all-namespaces /proc rescan period */
+};
+
+/* options.c: returns 0, or an exit code to leave with (help: 0, usage: 2). */
+int mw_parse_options(int argc, char **argv, struct mw_opts *o, int *ret_exit);
+void mw_opts_free(struct mw_opts *o);
+const char *mw_col_name(enum mw_col c);
+int mw_col_parse(const char *name, size_t len, enum mw_col *ret);
+
+/* output.c */
+struct mw_out;
+int mw_out_new(const struct mw_opts *o, FILE *f, struct mw_out **ret);
+void mw_out_free(struct mw_out *out);
+/* Re-reads the terminal width (TIOCGWINSZ) and re-prints the header. */
+void mw_out_resize(struct mw_out *out);
+/* Prints one change or marker event.  Returns 0 or -errno (EPIPE...). */
+int mw_out_event(struct mw_out *out, const struct mr_event *ev);
+/* Prints one mount of a SNAPSHOT as an action "snapshot" line. */
+int mw_out_snapshot_mount(struct mw_out *out, const struct mr_event *ev,
+			  const struct mr_mount *m);
+/* Flushes; returns 0 or -errno. */
+int mw_out_flush(struct mw_out *out);
+
+/* Escapers, exposed for the tests of the output formats. */
+void mw_json_string(FILE *f, const char *s);
+void mw_raw_string(FILE *f, const char *s);
+
+/* namespaces.c */
+struct mw_watch;
+int mw_watch_new(mr_router *r, const struct mw_opts *o, struct mw_watch **ret);
+void mw_watch_free(struct mw_watch *w);
+/* --all-namespaces: picks up new namespaces, drops dead ones. */
+int mw_watch_rescan(struct mw_watch *w);
+/*
+ * Calls @fn for every event waiting in every subscription, in router order
+ * (by seq), each event once even when several subtrees matched it.
+ */
+int mw_watch_drain(struct mw_watch *w,
+		   int (*fn)(const struct mr_event *ev, void *arg), void *arg);
+size_t mw_watch_namespaces(const struct mw_watch *w);
+
+/* stats.c */
+struct mw_stats;
+int mw_stats_new(struct mw_stats **ret);
+void mw_stats_free(struct mw_stats *s);
+void mw_stats_event(struct mw_stats *s, const struct mr_event *ev, uint64_t printed_ns);
+void mw_stats_print(struct mw_stats *s, const mr_router *r, FILE *f);
+
+/* Now on CLOCK_MONOTONIC, in nanoseconds: the clock of mr_event::time_ns. */
+uint64_t mw_now_ns(void);
+
+#endif /* MOUNTWATCH_H */
