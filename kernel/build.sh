@@ -62,15 +62,16 @@ key=$( (echo "$srcver $variant"; cat "${patches[@]}" "${frags[@]}") |
 	sha256sum | cut -c1-16)
 cache=${MR_KERNEL_CACHE:-/var/cache/mountrouter/kernel}
 dir=$cache/$variant-$srcver-$key
-mkdir -p "$cache"
-exec 9>"$cache/.lock"
-flock 9 # one build per cache at a time
-
-if [ -f "$dir/done" ] && [ -f "$dir/bzImage" ]; then
+cached() {
+	[ -f "$dir/done" ] && [ -f "$dir/bzImage" ] || return 1
 	log "cached: $dir (nothing changed)"
 	echo "$dir/bzImage"
-	exit 0
-fi
+}
+cached && exit 0
+mkdir -p "$cache"
+exec 9>"$cache/.lock-$variant"
+flock 9 # one build of a variant at a time; the loser finds it cached
+cached && exit 0
 
 # --- 3. extract ------------------------------------------------------------
 step extract

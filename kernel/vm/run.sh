@@ -6,9 +6,9 @@
 #
 # Each binary is copied into an initramfs (with busybox-static) and run as
 # root in the guest with no arguments, in the order given; its exit status is
-# 0 pass, 77 skip, anything else fail.  The script exits non-zero if a test
-# failed, a test never finished, the guest timed out, or the kernel log shows
-# a warning, BUG, KASAN report or lockdep splat.  The guest's console log is
+# 0 pass, 77 skip, anything else fail.  The script exits 1 if a test failed,
+# a test never finished, the guest timed out, or the kernel log shows a
+# warning, BUG, KASAN report or lockdep splat; 77 if every test skipped.  The guest's console log is
 # kept (--log, default under $TMPDIR) and its tail printed on failure.
 #
 # Any statically linked program works, so library tests can run here too.
@@ -194,4 +194,6 @@ if [ $fail -ne 0 ]; then
 	tail -n 60 "$work/log"
 	exit 1
 fi
+# Everything skipped (e.g. a kernel without the feature): tell ctest so.
+[ $pass -gt 0 ] || [ $skip -eq 0 ] || exit 77
 exit 0
