@@ -201,10 +201,16 @@ static int exit_code(int err)
 /* The poll loop.  Returns 0 (stop), 1 (timeout) or -errno. */
 static int run(struct mw *m, int sfd, int tfd)
 {
-	enum { FD_ROUTER, FD_SIGNAL, FD_TIMER, FD_N };
+	enum { FD_ROUTER, FD_SIGNAL, FD_STDOUT, FD_TIMER, FD_N };
 	struct pollfd fds[FD_N] = {
 		[FD_ROUTER] = {.fd = mr_router_fd(m->r), .events = POLLIN},
 		[FD_SIGNAL] = {.fd = sfd, .events = POLLIN},
+		/*
+		 * No events asked: a pipe whose reader went away (| head)
+		 * reports POLLERR by itself, so we leave then and not at the
+		 * next change, which may be hours away.
+		 */
+		[FD_STDOUT] = {.fd = fileno(stdout), .events = 0},
 		[FD_TIMER] = {.fd = tfd, .events = POLLIN},
 	};
 	int err;
@@ -223,6 +229,8 @@ static int run(struct mw *m, int sfd, int tfd)
 				continue;
 			return -errno;
 		}
+		if (fds[FD_STDOUT].revents & (POLLERR | POLLHUP | POLLNVAL))
+			return -EPIPE;
 		if (fds[FD_SIGNAL].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
