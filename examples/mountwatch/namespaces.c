@@ -61,6 +61,13 @@ static struct ns_entry *append(struct mw_watch *w, const struct stat *st)
 	return e;
 }
 
+static int by_length(const void *a, const void *b)
+{
+	size_t x = strlen(*(const char *const *)a), y = strlen(*(const char *const *)b);
+
+	return x < y ? -1 : x > y;
+}
+
 /* One subscription per subtree: the router's trie does the matching. */
 static int subscribe(struct mw_watch *w, struct ns_entry *e)
 {
@@ -72,22 +79,35 @@ static int subscribe(struct mw_watch *w, struct ns_entry *e)
 	e->subs = calloc(n, sizeof(*e->subs));
 	if (!e->subs)
 		return -ENOMEM;
+	/*
+	 * Outer subtrees first: their snapshots come first (the router
+	 * applies subscriptions in order), so the snapshot lines run parents
+	 * first and the nested subtrees' copies of them are the ones dropped.
+	 */
+	const char **order = malloc(n * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		order[i] = paths[i];
+	qsort(order, n, sizeof(*order), by_length);
 	for (size_t i = 0; i < n; i++) {
 		struct mr_sub_opts so = {
 			.size = sizeof(so),
 			.flags = o->snapshot ? MR_SUB_SNAPSHOT : 0,
 			.ns_id = e->id,
-			.subtree = paths[i],
+			.subtree = order[i],
 			.kinds = o->kinds,
 		};
 		int err = mr_subscribe(w->r, &so, &e->subs[i]);
 		if (err < 0) {
 			fprintf(stderr, "mountwatch: cannot subscribe to %s in namespace %llu: %s\n",
-				paths[i], (unsigned long long)e->id, strerror(-err));
+				order[i], (unsigned long long)e->id, strerror(-err));
+			free(order);
 			return err;
 		}
 		e->n_subs++;
 	}
+	free(order);
 	return 0;
 }
 
