@@ -92,7 +92,9 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
 mount -t tmpfs tmp /tmp
-# Booted with "quiet"; from now on every kernel message reaches the console.
+# Booted with "quiet": put what the kernel said so far in the log (a splat
+# during boot counts too), then let every later message reach the console.
+dmesg | sed 's/^/dmesg: /'
 dmesg -n 8
 up() { cut -d' ' -f1 /proc/uptime; }
 echo "MR-VM: booted $(up)"
