@@ -402,7 +402,11 @@ int ms_run_findmnt(struct ms_storm *st, struct ms_result *res)
 		/* findmnt's own peak, not ours. */
 		res->maxrss_kb = (uint64_t)ru.ru_maxrss;
 		res->subs[0].consistent = -1;
-		res->status = res->subs[0].seen >= res->subs[0].expected ? MS_OK : MS_LAGGING;
+		/* Judged per wave by counts of net changes (flaps it cannot see are "coalesced"). */
+		res->status = MS_OK;
+		for (unsigned w = 0; w < st->n_waves; w++)
+			if (res->waves[w].consistent != 1)
+				res->status = MS_LAGGING;
 	}
 out:
 	if (f->out > 0)

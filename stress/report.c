@@ -156,8 +156,8 @@ void ms_report_text(const struct ms_opts *o, const struct ms_result *r, size_t n
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(r[i].name, "poller") && r[i].status != MS_ERROR && r[i].changes_seen)
 			base = &r[i];
-	printf("%-12s %12s %12s %12s %10s %10s\n", "contender", "changes", "seen+synth",
-	       "coalesced", "CPU us/chg", "vs poller");
+	printf("%-12s %12s %12s %12s %10s %12s\n", "contender", "changes", "seen+synth",
+	       "coalesced", "CPU us/chg", "poller/this");
 	for (size_t i = 0; i < n; i++) {
 		const struct ms_result *x = &r[i];
 		uint64_t exp = 0, seen = 0, syn = 0;
@@ -172,7 +172,7 @@ void ms_report_text(const struct ms_opts *o, const struct ms_result *r, size_t n
 		syn = x->subs[s].synthetic;
 		double cpc = per(x->cpu_ns, x->changes_seen) / 1e3;
 		double base_cpc = base ? per(base->cpu_ns, base->changes_seen) / 1e3 : 0;
-		printf("%-12s %12llu %12llu %12llu %10.2f %9.1fx\n", x->name, (unsigned long long)exp,
+		printf("%-12s %12llu %12llu %12llu %10.2f %11.2fx\n", x->name, (unsigned long long)exp,
 		       (unsigned long long)(seen + syn), (unsigned long long)coalesced(exp, seen, syn),
 		       cpc, cpc > 0 && base_cpc > 0 ? base_cpc / cpc : 0.0);
 	}
