@@ -5,8 +5,14 @@
  * subscriber threads, a pattern jemalloc's per-thread caches handle without
  * a global lock, and it keeps the library's heap behaviour the same whatever
  * malloc the embedding program uses.
+ *
+ * Sanitizer builds (MR_SANITIZE) use the C library's allocator instead:
+ * AddressSanitizer and ThreadSanitizer only see allocations they intercept,
+ * and would otherwise miss use-after-free or report memory that jemalloc
+ * recycles between threads as a race.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -14,6 +20,27 @@
 
 #include "internal.h"
 
+#ifdef MR_SANITIZER_ALLOC
+void *mr__malloc(size_t n)
+{
+	return malloc(n ? n : 1);
+}
+
+void *mr__calloc(size_t n, size_t size)
+{
+	return calloc(n ? n : 1, size ? size : 1);
+}
+
+void *mr__realloc(void *p, size_t n)
+{
+	return realloc(p, n ? n : 1);
+}
+
+void mr__free(void *p)
+{
+	free(p);
+}
+#else
 void *mr__malloc(size_t n)
 {
 	return mallocx(n ? n : 1, 0);
@@ -40,6 +67,7 @@ void mr__free(void *p)
 	if (p)
 		dallocx(p, 0);
 }
+#endif
 
 char *mr__strdup(const char *s)
 {

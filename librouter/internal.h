@@ -293,8 +293,16 @@ void mr__reactor_remove(struct mr__reactor *re, struct mr__watch *w);
  * are not errors for the caller).
  */
 int mr__reactor_submit(struct mr__reactor *re, bool wait);
-/* Handles every completion ready, in one batch.  Returns how many. */
-int mr__reactor_reap(struct mr__reactor *re);
+/*
+ * Handles every completion ready, in batches; @before (if not NULL) runs
+ * after each batch is seen and before it is handled.  Returns how many.
+ */
+int mr__reactor_reap(struct mr__reactor *re, void (*before)(void *), void *arg);
+/*
+ * Waits (up to @timeout_ms) until the kernel has let go of every request,
+ * so that each removed watch has been released.  0 or -ETIMEDOUT.
+ */
+int mr__reactor_drain(struct mr__reactor *re, unsigned timeout_ms);
 
 struct mr__reactor_stats {
 	uint64_t enters, completions, rearms, nobufs;
@@ -402,6 +410,8 @@ int mr__ns_read_table(struct mr__ns *ns, struct mr__table *ret);
 
 /* A change read from the kernel for @ns: look it up, update the mirror, route. */
 void mr__router_change(struct mr__ns *ns, const struct mr__change *c);
+/* Looks a mount up again and reports whatever changed (sweeps; not a kernel record). */
+void mr__router_recheck(struct mr__ns *ns, uint64_t mnt_id);
 /* A change already resolved to records (mountinfo diff, sweeps). */
 void mr__router_emit(struct mr__ns *ns, uint32_t kind, struct mr__mount *old,
 		     struct mr__mount *now, uint32_t flags);

@@ -38,6 +38,7 @@ struct mr__reactor {
 	char *bufs;
 	unsigned n_bufs, buf_size;
 	unsigned pending_sqes;
+	unsigned n_armed; /* requests the kernel still holds */
 	bool multishot_read;
 	struct mr__watch *rearm; /* watches to re-arm at the next submit */
 	struct mr__reactor_stats stats;
@@ -152,8 +153,15 @@ static int arm(struct mr__reactor *re, struct mr__watch *w)
 		io_uring_prep_timeout(sqe, (struct __kernel_timespec *)&w->ts, 0, 0);
 		w->multishot = false;
 	} else if (w->mode == MR__WATCH_POLLPRI) {
-		io_uring_prep_poll_multishot(sqe, w->fd, POLLPRI);
-		w->multishot = true;
+		/*
+		 * One-shot, re-armed after each completion: /proc/PID/mountinfo
+		 * reports POLLPRI by comparing the namespace's event counter with
+		 * the one it saw at the previous poll, so a fresh poll is
+		 * level-triggered.  A multishot poll was seen to miss a change that
+		 * landed while the previous completion was being handled.
+		 */
+		io_uring_prep_poll_add(sqe, w->fd, POLLPRI);
+		w->multishot = false;
 	} else if (re->multishot_read) {
 		memset(sqe, 0, sizeof(*sqe));
 		sqe->opcode = IORING_OP_READ_MULTISHOT;
@@ -170,6 +178,7 @@ static int arm(struct mr__reactor *re, struct mr__watch *w)
 	}
 	io_uring_sqe_set_data(sqe, w);
 	w->armed = true;
+	re->n_armed++;
 	return 0;
 }
 
@@ -244,6 +253,7 @@ static void complete(struct mr__reactor *re, struct io_uring_cqe *cqe, unsigned 
 		(*recycled)++;
 	} else if (w->mode == MR__WATCH_TIMER) {
 		w->armed = false;
+		re->n_armed--;
 		if (w->closing) {
 			if (w->release)
 				w->release(w);
@@ -266,6 +276,7 @@ static void complete(struct mr__reactor *re, struct io_uring_cqe *cqe, unsigned 
 	if (more)
 		return;
 	w->armed = false;
+	re->n_armed--;
 	if (w->closing) {
 		if (w->release)
 			w->release(w);
@@ -278,7 +289,7 @@ static void complete(struct mr__reactor *re, struct io_uring_cqe *cqe, unsigned 
 	queue_rearm(re, w);
 }
 
-int mr__reactor_reap(struct mr__reactor *re)
+int mr__reactor_reap(struct mr__reactor *re, void (*before)(void *), void *arg)
 {
 	struct io_uring_cqe *cqes[256];
 	unsigned recycled = 0;
@@ -288,6 +299,8 @@ int mr__reactor_reap(struct mr__reactor *re)
 		unsigned n = io_uring_peek_batch_cqe(&re->ring, cqes, MR__ARRAY_SIZE(cqes));
 		if (!n)
 			break;
+		if (before)
+			before(arg);
 		for (unsigned i = 0; i < n; i++)
 			complete(re, cqes[i], &recycled);
 		io_uring_cq_advance(&re->ring, n);
@@ -296,6 +309,20 @@ int mr__reactor_reap(struct mr__reactor *re)
 	if (recycled)
 		io_uring_buf_ring_advance(re->br, (int)recycled);
 	return total;
+}
+
+int mr__reactor_drain(struct mr__reactor *re, unsigned timeout_ms)
+{
+	struct __kernel_timespec ts = {.tv_nsec = 10 * 1000000};
+	struct io_uring_cqe *cqe;
+
+	for (unsigned waited = 0; re->n_armed && waited < timeout_ms; waited += 10) {
+		re->stats.enters++;
+		re->pending_sqes = 0;
+		io_uring_submit_and_wait_timeout(&re->ring, &cqe, 1, &ts, NULL);
+		mr__reactor_reap(re, NULL, NULL);
+	}
+	return re->n_armed ? -ETIMEDOUT : 0;
 }
 
 void mr__reactor_stats(const struct mr__reactor *re, struct mr__reactor_stats *ret)

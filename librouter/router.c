@@ -48,7 +48,6 @@ struct mr_router {
 	_Atomic(struct cmd *) cmds; /* lock-free stack, newest first */
 	int wake_efd;
 	struct mr__watch wake_watch;
-	_Atomic bool kicked;
 
 	pthread_t thread;
 	bool threaded;
@@ -92,11 +91,15 @@ void mr__router_kick(mr_router *r)
 {
 	uint64_t one = 1;
 
-	/* One write per burst of kicks: the router clears the flag when it runs. */
-	if (!atomic_exchange(&r->kicked, true))
-		(void)!write(r->wake_efd, &one, sizeof(one));
+	/* EAGAIN: the counter is already non-zero, the router wakes anyway. */
+	(void)!write(r->wake_efd, &one, sizeof(one));
 }
 
+/*
+ * Only the push that finds the stack empty wakes the router: the router
+ * takes the whole stack at once, so a later push onto a non-empty stack is
+ * covered by the wake-up of the push that started it.
+ */
 static void push_cmd(mr_router *r, struct cmd *c)
 {
 	struct cmd *head = atomic_load_explicit(&r->cmds, memory_order_relaxed);
@@ -105,7 +108,8 @@ static void push_cmd(mr_router *r, struct cmd *c)
 		c->next = head;
 	while (!atomic_compare_exchange_weak_explicit(&r->cmds, &head, c, memory_order_release,
 						      memory_order_relaxed));
-	mr__router_kick(r);
+	if (!head)
+		mr__router_kick(r);
 }
 
 /* ---- routing ---- */
@@ -318,13 +322,11 @@ static void resync(struct mr__ns *ns)
 
 /* ---- changes read from the kernel ---- */
 
-void mr__router_change(struct mr__ns *ns, const struct mr__change *c)
+static void apply_change(struct mr__ns *ns, const struct mr__change *c)
 {
-	mr_router *r = ns->r;
 	struct mr__mount *now = NULL, *old;
 	int err;
 
-	count(&r->records_read, 1);
 	switch (c->kind) {
 	case MR__CHANGE_LOSS:
 	case MR__CHANGE_REMOVED:
@@ -375,16 +377,30 @@ void mr__router_change(struct mr__ns *ns, const struct mr__change *c)
 		/* Already known: listed at start, or the second half of a move. */
 		mr__mount_unref(now);
 		return;
-	} else if (c->kind == MR__CHANGE_READONLY) {
-		kind = MR_EVENT_READONLY;
-	} else if (c->kind == MR__CHANGE_SETATTR) {
-		kind = mr__mount_readonly(old) != mr__mount_readonly(now) ? MR_EVENT_READONLY
-									    : MR_EVENT_ATTR;
 	} else {
+		/*
+		 * What changed decides, not the record that told us: a sweep can
+		 * meet a moved mount before its move record is read, and must
+		 * report the move (to both subtrees) for the record to find
+		 * nothing left to do.
+		 */
 		kind = change_kind(old, now);
 	}
 	mr__router_emit(ns, kind, old, now, flags);
 	mr__mirror_put(&ns->mirror, now);
+}
+
+void mr__router_change(struct mr__ns *ns, const struct mr__change *c)
+{
+	count(&ns->r->records_read, 1);
+	apply_change(ns, c);
+}
+
+void mr__router_recheck(struct mr__ns *ns, uint64_t mnt_id)
+{
+	struct mr__change c = {.kind = MR__CHANGE_SETATTR, .mnt_id = mnt_id};
+
+	apply_change(ns, &c);
 }
 
 /* ---- overrun subscribers ---- */
@@ -429,7 +445,8 @@ static struct mr__event *subtree_snapshot(struct mr_sub *s)
 	mr__mirror_each(&s->ns->mirror, snap_one, &c);
 	if (!c.err) {
 		/* path_len orders by depth well enough: a parent's path is a prefix. */
-		qsort(c.t.v, c.t.n, sizeof(*c.t.v), cmp_depth);
+		if (c.t.n)
+			qsort(c.t.v, c.t.n, sizeof(*c.t.v), cmp_depth);
 		ev = mr__event_snapshot(c.t.v, c.t.n);
 	}
 	mr__table_clear(&c.t);
@@ -621,14 +638,20 @@ static void run_commands(mr_router *r)
 	}
 }
 
+static void run_commands_cb(void *r)
+{
+	run_commands(r);
+}
+
 /* ---- the step ---- */
 
+/* The eventfd read itself is the point: it woke the router.  step() clears the flag. */
 static void wake_cb(struct mr__watch *w, int res, const void *buf, size_t len)
 {
+	(void)w;
 	(void)res;
 	(void)buf;
 	(void)len;
-	atomic_store(&((mr_router *)w->owner)->kicked, false);
 }
 
 static int step(mr_router *r)
@@ -638,11 +661,13 @@ static int step(mr_router *r)
 
 	r->now_ns = 0;
 	/*
-	 * Commands first: a subscription made before a mount(2) call must see
-	 * that mount's record, which may be in this very batch.
+	 * Commands before each batch of completions is handled: a subscription
+	 * made before a mount(2) call must see that mount's record, and once
+	 * the record's completion is visible, so is the command pushed before
+	 * the call.
 	 */
 	run_commands(r);
-	mr__reactor_reap(r->re);
+	mr__reactor_reap(r->re, run_commands_cb, r);
 	for (struct mr__ns *ns = r->active; ns; ns = ns->next)
 		if (ns->ops->after_batch)
 			ns->ops->after_batch(ns);
@@ -727,7 +752,6 @@ int mr_router_stop(mr_router *r)
 	if (!r->threaded)
 		return -EALREADY;
 	atomic_store(&r->stop, true);
-	atomic_store(&r->kicked, false);
 	mr__router_kick(r);
 	pthread_join(r->thread, NULL);
 	r->threaded = false;
@@ -985,8 +1009,8 @@ void mr_router_free(mr_router *r)
 		del_ns(r, r->active);
 	if (r->re) {
 		/* Let the cancellations complete so every watch is released. */
-		mr__reactor_submit(r->re, false);
-		mr__reactor_reap(r->re);
+		mr__reactor_remove(r->re, &r->wake_watch);
+		mr__reactor_drain(r->re, 2000);
 	}
 	mr__reactor_free(r->re);
 	if (r->wake_efd >= 0)

@@ -7,11 +7,20 @@
  * fanotify says nothing about remounts or mount_setattr(2).  Those still
  * bump the namespace's event counter, which makes /proc/PID/mountinfo poll
  * with POLLPRI, so the source also polls mountinfo (never reading it) and
- * answers a POLLPRI with a sweep: statmount of every mirrored mount,
- * compared field by field.  A sweep costs O(mounts) syscalls, so while
- * attach/detach records keep arriving (which explain most POLLPRIs) it is
- * deferred, at most to a sweep every 4x its own cost, and a timer makes
- * sure a deferred sweep runs when the burst ends.
+ * answers a POLLPRI with a sweep: statmount(2) of every mirrored mount,
+ * compared field by field.  POLLPRI cannot say which mount changed, and
+ * attach/detach bump the same counter, so a sweep costs O(mounts) whatever
+ * caused it.  To keep that off the event path:
+ *  - a sweep waits until the namespace has been quiet (no record, no
+ *    POLLPRI) for SWEEP_QUIET_NS, or until it has waited SWEEP_MAX_DEFER_NS
+ *    (or 4x the last sweep's cost, whichever is longer) during an endless
+ *    burst;
+ *  - it runs in chunks of SWEEP_CHUNK mounts, one per router step, so
+ *    records read meanwhile are routed between chunks;
+ *  - a POLLPRI during a sweep asks for another one: the mount that changed
+ *    may be behind the cursor.
+ * A timer keeps deferred and unfinished sweeps going when nothing else
+ * wakes the router.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,15 +33,19 @@
 #include "mountrouter-uapi.h"
 
 #define MAX_CHANGES 1024
-#define SWEEP_MIN_INTERVAL_NS 10000000ull /* 10 ms */
+#define SWEEP_QUIET_NS 1000000ull        /* 1 ms */
+#define SWEEP_MAX_DEFER_NS 50000000ull   /* 50 ms */
+#define SWEEP_CHUNK 256
 
 struct fan_state {
 	struct mr__ns *ns;
 	int fan_fd, mi_fd;
 	struct mr__watch fan_watch, mi_watch, timer;
 	unsigned live; /* watches the reactor still holds */
-	bool sweep_pending, topology_this_batch, timer_armed;
-	uint64_t last_sweep_ns, sweep_cost_ns;
+	bool sweep_pending, timer_armed;
+	uint64_t pending_since_ns, last_activity_ns, sweep_cost_ns, sweep_started_ns;
+	struct mr__table sweep;  /* mounts to look at again */
+	size_t sweep_cursor;     /* sweeping while < sweep.n */
 	struct mr__statmount_buf smbuf;
 	struct mr__change changes[MAX_CHANGES];
 };
@@ -55,6 +68,8 @@ static void state_free(struct fan_state *st)
 	if (st->mi_fd >= 0)
 		close(st->mi_fd);
 	mr__statmount_buf_free(&st->smbuf);
+	mr__table_clear(&st->sweep);
+	mr__free(st->sweep.v);
 	mr__free(st);
 }
 
@@ -81,11 +96,9 @@ static void on_fanotify(struct mr__watch *w, int res, const void *buf, size_t le
 	size_t n = mr__decode_fanotify(buf, len, st->changes, MAX_CHANGES, &bad);
 	if (bad)
 		mr__router_count_bad(ns->r, bad);
-	for (size_t i = 0; i < n; i++) {
-		if (st->changes[i].kind != MR__CHANGE_LOSS)
-			st->topology_this_batch = true;
+	st->last_activity_ns = mr__now_ns();
+	for (size_t i = 0; i < n; i++)
 		mr__router_change(ns, &st->changes[i]);
-	}
 }
 
 static void on_mountinfo(struct mr__watch *w, int res, const void *buf, size_t len)
@@ -96,6 +109,9 @@ static void on_mountinfo(struct mr__watch *w, int res, const void *buf, size_t l
 	(void)len;
 	if (res < 0)
 		return;
+	st->last_activity_ns = mr__now_ns();
+	if (!st->sweep_pending)
+		st->pending_since_ns = st->last_activity_ns;
 	st->sweep_pending = true;
 }
 
@@ -176,57 +192,75 @@ static int fan_lookup(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret
 	return err;
 }
 
-static int collect_id(struct mr__mount *m, void *arg)
+static int collect(struct mr__mount *m, void *arg)
 {
-	struct mr__table *t = arg;
-
-	return mr__table_push(t, mr__mount_ref(m));
+	return mr__table_push(arg, mr__mount_ref(m));
 }
 
-/* statmount every mirrored mount; report what remounts and setattrs changed. */
-static void sweep(struct fan_state *st)
+static void sweep_start(struct fan_state *st)
 {
-	struct mr__ns *ns = st->ns;
-	struct mr__table ids = {0};
-	uint64_t t0 = mr__now_ns();
-
+	mr__table_clear(&st->sweep);
+	st->sweep_cursor = 0;
 	st->sweep_pending = false;
-	if (mr__mirror_each(&ns->mirror, collect_id, &ids) < 0) {
-		mr__table_clear(&ids);
-		mr__router_loss(ns);
+	st->sweep_started_ns = mr__now_ns();
+	if (mr__mirror_each(&st->ns->mirror, collect, &st->sweep) < 0) {
+		/* No memory to list the mounts: a resync reads them all instead. */
+		mr__table_clear(&st->sweep);
+		mr__router_loss(st->ns);
+	}
+}
+
+/* Looks at the next chunk; returns true while mounts are left. */
+static bool sweep_chunk(struct fan_state *st)
+{
+	size_t end = st->sweep_cursor + SWEEP_CHUNK;
+
+	if (end > st->sweep.n)
+		end = st->sweep.n;
+	mr__router_stamp(st->ns->r);
+	for (; st->sweep_cursor < end; st->sweep_cursor++)
+		mr__router_recheck(st->ns, st->sweep.v[st->sweep_cursor]->pub.id);
+	if (st->sweep_cursor < st->sweep.n)
+		return true;
+	mr__table_clear(&st->sweep);
+	st->sweep_cost_ns = mr__now_ns() - st->sweep_started_ns;
+	return false;
+}
+
+static void arm_timer(struct fan_state *st, uint64_t ns)
+{
+	if (st->timer_armed)
 		return;
-	}
-	mr__router_stamp(ns->r);
-	for (size_t i = 0; i < ids.n; i++) {
-		struct mr__change c = {.kind = MR__CHANGE_SETATTR, .mnt_id = ids.v[i]->pub.id};
-		mr__router_change(ns, &c);
-	}
-	mr__table_clear(&ids);
-	st->last_sweep_ns = mr__now_ns();
-	st->sweep_cost_ns = st->last_sweep_ns - t0;
+	st->timer.timeout_ns = ns;
+	if (mr__reactor_add(mr__router_reactor(st->ns->r), &st->timer) == 0)
+		st->timer_armed = true;
 }
 
 static void fan_after_batch(struct mr__ns *ns)
 {
 	struct fan_state *st = ns->src;
-	bool busy = st->topology_this_batch;
+	uint64_t now = mr__now_ns();
 
-	st->topology_this_batch = false;
+	if (st->sweep.n) {
+		if (sweep_chunk(st))
+			arm_timer(st, 0);
+		return;
+	}
 	if (!st->sweep_pending)
 		return;
-	uint64_t interval = st->sweep_cost_ns * 4;
-	if (interval < SWEEP_MIN_INTERVAL_NS)
-		interval = SWEEP_MIN_INTERVAL_NS;
-	uint64_t since = mr__now_ns() - st->last_sweep_ns;
-	if (!busy || since >= interval) {
-		sweep(st);
+	uint64_t max_defer = st->sweep_cost_ns * 4;
+	if (max_defer < SWEEP_MAX_DEFER_NS)
+		max_defer = SWEEP_MAX_DEFER_NS;
+	uint64_t quiet = now - st->last_activity_ns;
+	uint64_t waited = now - st->pending_since_ns;
+	if (quiet < SWEEP_QUIET_NS && waited < max_defer) {
+		uint64_t a = SWEEP_QUIET_NS - quiet, b = max_defer - waited;
+		arm_timer(st, a < b ? a : b);
 		return;
 	}
-	if (!st->timer_armed) {
-		st->timer.timeout_ns = interval - since;
-		if (mr__reactor_add(mr__router_reactor(ns->r), &st->timer) == 0)
-			st->timer_armed = true;
-	}
+	sweep_start(st);
+	if (sweep_chunk(st))
+		arm_timer(st, 0);
 }
 
 static int fan_read_table(struct mr__ns *ns, struct mr__table *ret)

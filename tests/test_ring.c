@@ -31,8 +31,14 @@ static int test_order_capacity_reserve(void)
 	CHECK(s->capacity == 16);
 	/* 15 usable slots in a 16-slot ck_ring, two held back for OVERRUN+SNAPSHOT. */
 	uint64_t n = 0;
-	while (mr__sub_push(s, numbered(n, 1)))
+	for (;;) {
+		struct mr__event *e = numbered(n, 1);
+		if (!mr__sub_push(s, e)) {
+			mr__event_discard(e);
+			break;
+		}
 		n++;
+	}
 	CHECK_EQ_U64(n, 13);
 	CHECK(mr__sub_push_reserved(s, numbered(n++, 1)));
 	CHECK(mr__sub_push_reserved(s, numbered(n++, 1)));

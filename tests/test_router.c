@@ -128,6 +128,8 @@ static int test_lifecycle(void)
 	/* move /b to /c: one MOVE with both paths */
 	CHECK(mount(at("b"), at("c"), NULL, MS_MOVE, NULL) == 0);
 	ev = tu_next(all, WAIT_MS, false);
+	if (ev && ev->kind != MR_EVENT_MOVE)
+		fprintf(stderr, "got %s %s\n", mr_event_kind_name(ev->kind), ev->path);
 	CHECK(ev && ev->kind == MR_EVENT_MOVE);
 	CHECK_STR(ev->path, at("c"));
 	CHECK_STR(ev->old_path, at("b"));

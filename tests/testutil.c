@@ -29,6 +29,20 @@ int tu_skip(const char *fmt, ...)
 	return T_EXIT_SKIP;
 }
 
+static char made_root[256];
+
+/*
+ * The directory lives on the host's /tmp even though the tmpfs on it is
+ * only in our namespace: take it away when the test ends.
+ */
+static void remove_root(void)
+{
+	if (made_root[0]) {
+		umount2(made_root, MNT_DETACH);
+		rmdir(made_root);
+	}
+}
+
 int tu_private_root(char *root, size_t len)
 {
 	if (geteuid() != 0)
@@ -44,6 +58,8 @@ int tu_private_root(char *root, size_t len)
 		perror("mkdtemp");
 		return T_EXIT_FAIL;
 	}
+	snprintf(made_root, sizeof(made_root), "%s", root);
+	atexit(remove_root);
 	if (mount("mr-test", root, "tmpfs", 0, "size=16m") < 0) {
 		perror("mount tmpfs root");
 		return T_EXIT_FAIL;
