@@ -67,15 +67,14 @@ void mr__mount_unref(struct mr__mount *m)
 	if (!m)
 		return;
 	/*
-	 * Release orders this thread's reads of the record before the
-	 * decrement; the acquire fence on the last drop makes every other
-	 * thread's reads happen before the free (the usual refcount pairing,
-	 * as in the kernel's refcount_dec_and_test()).
+	 * acq_rel: release orders this thread's reads of the record before the
+	 * decrement, acquire makes every other thread's reads happen before the
+	 * free.  One read-modify-write rather than release plus an acquire
+	 * fence on the last drop: the same on x86, and ThreadSanitizer
+	 * understands it (it does not model standalone fences).
 	 */
-	if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_release) == 1) {
-		atomic_thread_fence(memory_order_acquire);
+	if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) == 1)
 		mr__free(m);
-	}
 }
 
 bool mr__mount_same(const struct mr__mount *a, const struct mr__mount *b)
