@@ -225,7 +225,12 @@ MR_EXPORT void mr_sub_free(mr_sub *s);
  */
 MR_EXPORT int mr_sub_next(mr_sub *s, const struct mr_event **ret);
 
-/* An eventfd that is readable after mr_sub_next() said -EAGAIN and an event came. */
+/*
+ * An eventfd that becomes readable when an event arrives after
+ * mr_sub_next() said -EAGAIN.  Made on the first call (a subscriber that
+ * never waits costs no fd); returns the fd or -errno (-EMFILE).  Call it
+ * from the reading thread.
+ */
 MR_EXPORT int mr_sub_fd(const mr_sub *s);
 
 /*

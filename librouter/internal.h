@@ -202,7 +202,7 @@ struct mr_sub {
 	/* Consumer side first, producer side on its own cache line. */
 	struct mr__sub_ring *q;
 	uint32_t capacity;          /* ring slots, a power of two */
-	int efd;                    /* eventfd the consumer waits on */
+	_Atomic int efd;            /* eventfd the consumer waits on, made on first use */
 	_Atomic int waiting;        /* consumer found the ring empty */
 	_Atomic int wants_recovery; /* 1: overrun pending; 2: router kicked */
 

@@ -79,11 +79,8 @@ int mr__sub_alloc(mr_router *r, const struct mr_sub_opts *o, struct mr_sub **ret
 	s->q->capacity = cap;
 	s->capacity = cap;
 	s->usable = cap - 1 - RESERVE;
-	s->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (s->efd < 0) {
-		err = -errno;
-		goto fail;
-	}
+	/* No fd until the consumer asks to wait: 100,000 busy readers cost none. */
+	atomic_init(&s->efd, -1);
 	err = mr__path_normalize(o->subtree, &s->prefix);
 	if (err < 0)
 		goto fail;
@@ -93,8 +90,6 @@ int mr__sub_alloc(mr_router *r, const struct mr_sub_opts *o, struct mr_sub **ret
 	*ret = s;
 	return 0;
 fail:
-	if (s->efd > 0)
-		close(s->efd);
 	mr__free(s->q);
 	mr__free(s);
 	return err;
@@ -138,7 +133,9 @@ void mr__sub_destroy(struct mr_sub *s)
 		return;
 	while (ring_pop(s->q, &ev))
 		mr_event_unref(&ev->pub);
-	close(s->efd);
+	int fd = atomic_load(&s->efd);
+	if (fd >= 0)
+		close(fd);
 	mr__free(s->prefix);
 	mr__free(s->q);
 	mr__free(s);
@@ -160,10 +157,13 @@ void mr__sub_wake(struct mr_sub *s)
 {
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&s->waiting, memory_order_relaxed) &&
-	    atomic_exchange_explicit(&s->waiting, 0, memory_order_relaxed)) {
+	    atomic_exchange_explicit(&s->waiting, 0, memory_order_acquire)) {
 		uint64_t one = 1;
 		/* EAGAIN means the counter is already non-zero: the consumer wakes anyway. */
-		(void)!write(s->efd, &one, sizeof(one));
+		/* waiting is only ever set after the fd exists (seq_cst): fd >= 0 here. */
+		int fd = atomic_load_explicit(&s->efd, memory_order_relaxed);
+		if (fd >= 0)
+			(void)!write(fd, &one, sizeof(one));
 	}
 }
 
@@ -176,8 +176,11 @@ int mr_sub_next(mr_sub *s, const struct mr_event **ret)
 		return -EINVAL;
 	if (!ring_pop(s->q, &ev)) {
 		/* Consume a stale wake-up before arming, so poll() means "new event". */
-		(void)!read(s->efd, &drain, sizeof(drain));
-		atomic_store(&s->waiting, 1);
+		int fd = atomic_load_explicit(&s->efd, memory_order_relaxed);
+		if (fd >= 0) {
+			(void)!read(fd, &drain, sizeof(drain));
+			atomic_store(&s->waiting, 1);
+		}
 		if (!ring_pop(s->q, &ev))
 			return -EAGAIN;
 	}
@@ -195,9 +198,30 @@ int mr_sub_next(mr_sub *s, const struct mr_event **ret)
 	return 0;
 }
 
+/* Consumer side: the eventfd, made the first time it is needed. */
+static int sub_efd(mr_sub *s)
+{
+	int fd = atomic_load(&s->efd);
+
+	if (fd >= 0)
+		return fd;
+	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	atomic_store(&s->efd, fd);
+	return fd;
+}
+
 int mr_sub_fd(const mr_sub *s)
 {
-	return s ? s->efd : -EINVAL;
+	if (!s)
+		return -EINVAL;
+	int fd = sub_efd((mr_sub *)s);
+	if (fd < 0)
+		return fd;
+	/* From now on an empty ring arms the wake-up; arm it now too. */
+	atomic_store(&((mr_sub *)s)->waiting, 1);
+	return fd;
 }
 
 int mr_sub_wait(mr_sub *s, int timeout_ms)
@@ -206,10 +230,13 @@ int mr_sub_wait(mr_sub *s, int timeout_ms)
 
 	if (!s)
 		return -EINVAL;
+	int fd = sub_efd(s);
+	if (fd < 0)
+		return fd;
 	atomic_store(&s->waiting, 1);
 	if (mr__sub_queued(s))
 		return 0;
-	pfd.fd = s->efd;
+	pfd.fd = fd;
 	pfd.events = POLLIN;
 	int n = poll(&pfd, 1, timeout_ms);
 	if (n < 0)
