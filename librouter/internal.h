@@ -237,8 +237,8 @@ bool mr__sub_push(struct mr_sub *s, struct mr__event *ev);
 /* Enqueues into the reserve too (markers and snapshots). Wait-free. */
 bool mr__sub_push_reserved(struct mr_sub *s, struct mr__event *ev);
 unsigned mr__sub_queued(const struct mr_sub *s);
-/* After a batch: wakes the consumer if it waits.  One syscall at most. */
-void mr__sub_wake(struct mr_sub *s);
+/* After a batch: wakes the consumer if it waits.  Returns true if that took a syscall. */
+bool mr__sub_wake(struct mr_sub *s);
 
 /* ---- reactor.c: one io_uring for every source fd ---- */
 

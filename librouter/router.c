@@ -679,10 +679,13 @@ static int step(mr_router *r)
 	}
 	if (r->overrun)
 		recover(r);
+	uint64_t wakes = 0;
 	for (struct mr_sub *s = r->touched; s; s = s->next_touched) {
 		s->in_touched = false;
-		mr__sub_wake(s);
+		wakes += mr__sub_wake(s);
 	}
+	if (wakes)
+		count(&r->syscalls, wakes);
 	r->touched = NULL;
 
 	mr__reactor_stats(r->re, &rs);

@@ -153,7 +153,7 @@ bool mr__sub_push_reserved(struct mr_sub *s, struct mr__event *ev)
 	return ring_push(s->q, ev);
 }
 
-void mr__sub_wake(struct mr_sub *s)
+bool mr__sub_wake(struct mr_sub *s)
 {
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&s->waiting, memory_order_relaxed) &&
@@ -162,9 +162,12 @@ void mr__sub_wake(struct mr_sub *s)
 		/* EAGAIN means the counter is already non-zero: the consumer wakes anyway. */
 		/* waiting is only ever set after the fd exists (seq_cst): fd >= 0 here. */
 		int fd = atomic_load_explicit(&s->efd, memory_order_relaxed);
-		if (fd >= 0)
+		if (fd >= 0) {
 			(void)!write(fd, &one, sizeof(one));
+			return true;
+		}
 	}
+	return false;
 }
 
 int mr_sub_next(mr_sub *s, const struct mr_event **ret)
