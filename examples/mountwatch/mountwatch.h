@@ -59,6 +59,7 @@ struct mw_opts {
 	bool stats;
 	bool noheadings;
 	unsigned rescan_ms;   /* --all-namespaces /proc rescan period */
+	uint32_t queue;       /* --queue: ring slots per subscription, 0: library's */
 };
 
 /* options.c: returns 0, or an exit code to leave with (help: 0, usage: 2). */

@@ -97,6 +97,7 @@ static int subscribe(struct mw_watch *w, struct ns_entry *e)
 			.ns_id = e->id,
 			.subtree = order[i],
 			.kinds = o->kinds,
+			.capacity = o->queue,
 		};
 		int err = mr_subscribe(w->r, &so, &e->subs[i]);
 		if (err < 0) {

@@ -67,6 +67,7 @@ static void usage(FILE *f)
 		"                            and go\n"
 		"      --rescan-interval MS  how often --all-namespaces rescans /proc (500)\n"
 		"      --source NAME         auto, watch_mount, fanotify or mountinfo (auto)\n"
+		"      --queue N             events queued per subtree before an overrun (4096)\n"
 		"\n"
 		"How to print it:\n"
 		"  -J, --json                one JSON object per line\n"
@@ -186,7 +187,8 @@ static int check_path(const char *opt, const char *p)
 	return 0;
 }
 
-enum { OPT_SOURCE = 256, OPT_MONOTONIC, OPT_SNAPSHOT, OPT_TIMEOUT, OPT_STATS, OPT_RESCAN };
+enum { OPT_SOURCE = 256, OPT_MONOTONIC, OPT_SNAPSHOT, OPT_TIMEOUT, OPT_STATS, OPT_RESCAN,
+       OPT_QUEUE };
 
 int mw_parse_options(int argc, char **argv, struct mw_opts *o, int *ret_exit)
 {
@@ -197,6 +199,7 @@ int mw_parse_options(int argc, char **argv, struct mw_opts *o, int *ret_exit)
 		{"ns", required_argument, NULL, 'N'},
 		{"all-namespaces", no_argument, NULL, 'A'},
 		{"rescan-interval", required_argument, NULL, OPT_RESCAN},
+		{"queue", required_argument, NULL, OPT_QUEUE},
 		{"source", required_argument, NULL, OPT_SOURCE},
 		{"json", no_argument, NULL, 'J'},
 		{"raw", no_argument, NULL, 'r'},
@@ -248,6 +251,15 @@ int mw_parse_options(int argc, char **argv, struct mw_opts *o, int *ret_exit)
 				return -EINVAL;
 			}
 			o->rescan_ms = (unsigned)ms;
+			break;
+		}
+		case OPT_QUEUE: {
+			uint64_t n;
+			if (parse_u64(optarg, &n) < 0 || !n || n > (1u << 24)) {
+				fprintf(stderr, "mountwatch: bad --queue '%s'\n", optarg);
+				return -EINVAL;
+			}
+			o->queue = (uint32_t)n;
 			break;
 		}
 		case OPT_SOURCE:

@@ -244,6 +244,7 @@ struct mw_out {
 	unsigned term_cols;
 	size_t width[MW_COL__MAX]; /* table: current width of each shown column */
 	size_t cap[MW_COL__MAX];   /* table on a terminal: widest allowed */
+	size_t need[MW_COL__MAX];  /* TARGET, OLD-TARGET: widest value seen */
 	bool header_due;
 	uint64_t synthetic_in_resync;
 	struct buf line;
@@ -410,23 +411,30 @@ static unsigned col_weight(enum mw_col c)
 	case MW_COL_OPTIONS:
 		return 4;
 	case MW_COL_SOURCE:
-	case MW_COL_OLD_TARGET:
-	case MW_COL_OLD_OPTIONS:
 		return 2;
+	/* Empty on most rows: a path column widens anyway when one comes. */
 	default:
 		return 1;
 	}
 }
 
+/* Paths are never cut: a mount point cut short is a different one. */
+static bool col_path(enum mw_col c)
+{
+	return c == MW_COL_TARGET || c == MW_COL_OLD_TARGET;
+}
+
 /*
  * Lays the table out for the terminal's width: short columns get what
- * their values need, the rest share what is left by weight.  Off a
- * terminal nothing is capped: columns widen as longer values come.
+ * their values need, paths what the longest one seen so far needs, and
+ * the other columns share what is left by weight (cut with an ellipsis
+ * when too long).  Off a terminal nothing is capped: columns widen as
+ * longer values come.
  */
 static void layout(struct mw_out *out)
 {
 	const struct mw_opts *o = out->o;
-	size_t fixed = 0, weights = 0;
+	size_t fixed = 0, weights = 0, paths = 0, other_weights = 0;
 
 	for (size_t i = 0; i < o->n_cols; i++) {
 		enum mw_col c = o->cols[i];
@@ -439,42 +447,45 @@ static void layout(struct mw_out *out)
 			out->width[c] = w > h ? w : h;
 			fixed += out->width[c] + 1;
 		}
+		out->cap[c] = SIZE_MAX;
 	}
+	size_t room = out->term_cols > fixed ? out->term_cols - fixed : 0;
 	for (size_t i = 0; i < o->n_cols; i++) {
 		enum mw_col c = o->cols[i];
-		size_t h = strlen(mw_col_name(c));
-		if (!col_flexible(c)) {
-			out->cap[c] = SIZE_MAX;
+		size_t h = strlen(mw_col_name(c)), w;
+		if (!col_flexible(c))
 			continue;
-		}
-		if (out->tty) {
-			size_t room = out->term_cols > fixed ? out->term_cols - fixed : 0;
-			size_t w = weights ? room * col_weight(c) / weights : room;
-			if (w < 6)
-				w = 6;
-			if (w < h)
-				w = h;
-			out->width[c] = w;
-			out->cap[c] = w;
-		} else {
-			/*
-			 * Not a terminal: no width to share, and nothing is cut.
-			 * Start at widths typical values fit in; a column widens
-			 * (and later lines with it) when a longer value comes.
-			 */
-			size_t w = 4 * col_weight(c) + 4;
+		if (!out->tty) {
+			/* Start at widths typical values fit in. */
+			w = 4 * col_weight(c) + 4;
 			out->width[c] = w > h ? w : h;
-			out->cap[c] = SIZE_MAX;
+		} else if (col_path(c)) {
+			w = weights ? room * col_weight(c) / weights : room;
+			if (w < out->need[c])
+				w = out->need[c];
+			out->width[c] = w > h ? w : h;
+			paths += out->width[c];
+		} else {
+			other_weights += col_weight(c);
 		}
 	}
-	/* The last column never needs padding, and is never cut. */
+	if (out->tty) {
+		size_t rest = room > paths ? room - paths : 0;
+		for (size_t i = 0; i < o->n_cols; i++) {
+			enum mw_col c = o->cols[i];
+			size_t h = strlen(mw_col_name(c));
+			if (!col_flexible(c) || col_path(c))
+				continue;
+			size_t w = other_weights ? rest * col_weight(c) / other_weights : rest;
+			if (w < 6)
+				w = 6;
+			out->width[c] = w > h ? w : h;
+			out->cap[c] = out->width[c];
+		}
+	}
+	/* The last column needs no padding and is never cut. */
 	if (o->n_cols)
 		out->cap[o->cols[o->n_cols - 1]] = SIZE_MAX;
-	/*
-	 * Nor is TARGET: a mount point cut short is a different mount point.
-	 * A longer one pushes the rest of its line to the right.
-	 */
-	out->cap[MW_COL_TARGET] = SIZE_MAX;
 }
 
 static void term_size(struct mw_out *out)
@@ -531,10 +542,39 @@ static void cell_text(const struct row *r, enum mw_col c, char *num, size_t len,
 	}
 }
 
+/*
+ * On a terminal, a path wider than its column widens it, narrows the
+ * others and brings a new header, so that the rows from here on line up.
+ */
+static void fit_paths(struct mw_out *out, const struct row *r)
+{
+	static const enum mw_col cols[] = {MW_COL_TARGET, MW_COL_OLD_TARGET};
+	bool grew = false;
+
+	for (size_t i = 0; i < 2; i++) {
+		enum mw_col c = cols[i];
+		if (!r->s[c] || r->has_num[c])
+			continue;
+		struct buf tmp = {0};
+		size_t w = table_escape(&tmp, r->s[c], SIZE_MAX, out->utf8);
+		free(tmp.p);
+		if (w > out->width[c]) {
+			out->need[c] = w;
+			grew = true;
+		}
+	}
+	if (grew) {
+		layout(out);
+		out->header_due = true;
+	}
+}
+
 static int print_row(struct mw_out *out, const struct row *r)
 {
 	const struct mw_opts *o = out->o;
 
+	if (o->format == MW_FMT_TABLE && out->tty)
+		fit_paths(out, r);
 	if (out->header_due) {
 		out->header_due = false;
 		if (!o->noheadings && o->format != MW_FMT_JSON)
