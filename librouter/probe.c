@@ -53,12 +53,19 @@ static void probe_fanotify(void)
 	} else {
 		features.fanotify_mnt = true;
 	}
-	if (ns >= 0) {
-		if (ioctl(ns, NS_GET_MNTNS_ID, &(uint64_t){0}) == 0)
-			features.mntns_id = true;
+	if (ns >= 0)
 		close(ns);
-	}
 	close(fd);
+}
+
+static void probe_mntns_id(void)
+{
+	int ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+
+	if (ns < 0)
+		return;
+	features.mntns_id = ioctl(ns, NS_GET_MNTNS_ID, &(uint64_t){0}) == 0;
+	close(ns);
 }
 
 static void probe_watch_mount(void)
@@ -102,6 +109,7 @@ static void probe_io_uring(void)
 static void probe_all(void)
 {
 	probe_listmount();
+	probe_mntns_id();
 	probe_fanotify();
 	probe_watch_mount();
 	probe_io_uring();

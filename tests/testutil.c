@@ -53,6 +53,11 @@ int tu_private_root(char *root, size_t len)
 		perror("make / private");
 		return T_EXIT_FAIL;
 	}
+	/* A bare VM guest may have no /tmp yet. */
+	if (mkdir("/tmp", 01777) < 0 && errno != EEXIST) {
+		perror("mkdir /tmp");
+		return T_EXIT_FAIL;
+	}
 	snprintf(root, len, "/tmp/mr-test.XXXXXX");
 	if (!mkdtemp(root)) {
 		perror("mkdtemp");
