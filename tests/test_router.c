@@ -234,6 +234,39 @@ static int test_propagation(void)
 	return 0;
 }
 
+/* Moving a tree moves every mount in it: each gets its MOVE, parent first. */
+static int test_tree_move(void)
+{
+	mr_sub *s = subscribe("tm", 0, 0, 0);
+
+	CHECK(s);
+	CHECK(tu_mkdir(at("tm")) == 0);
+	CHECK(mount("tm", at("tm"), "tmpfs", 0, "size=1m") == 0);
+	EXPECT(s, MR_EVENT_MOUNT, "tm", NULL);
+	CHECK(tu_mkdir(at("tm/a")) == 0 && tu_mkdir(at("tm/b")) == 0);
+	CHECK(mount("a", at("tm/a"), "tmpfs", 0, "size=1m") == 0);
+	EXPECT(s, MR_EVENT_MOUNT, "tm/a", NULL);
+	CHECK(tu_mkdir(at("tm/a/x")) == 0);
+	CHECK(mount("x", at("tm/a/x"), "tmpfs", 0, "size=1m") == 0);
+	EXPECT(s, MR_EVENT_MOUNT, "tm/a/x", NULL);
+
+	CHECK(mount(at("tm/a"), at("tm/b"), NULL, MS_MOVE, NULL) == 0);
+	EXPECT(s, MR_EVENT_MOVE, "tm/b", "tm/a");
+	EXPECT(s, MR_EVENT_MOVE, "tm/b/x", "tm/a/x");
+	QUIET(s);
+
+	CHECK(umount2(at("tm"), MNT_DETACH) == 0);
+	int unmounts = 0;
+	const struct mr_event *ev;
+	while ((ev = tu_next(s, 500, false))) {
+		unmounts += ev->kind == MR_EVENT_UNMOUNT;
+		mr_event_unref(ev);
+	}
+	CHECK(unmounts == 3);
+	mr_sub_free(s);
+	return 0;
+}
+
 /* A subscriber joining late gets its subtree first, then what follows. */
 static int test_late_join_snapshot(void)
 {
@@ -409,6 +442,7 @@ int main(int argc, char **argv)
 
 	fail |= RUN(test_lifecycle);
 	fail |= RUN(test_propagation);
+	fail |= RUN(test_tree_move);
 	fail |= RUN(test_late_join_snapshot);
 	fail |= RUN(test_kind_mask);
 	fail |= RUN(test_thousand_subscribers);
