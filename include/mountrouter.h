@@ -88,7 +88,8 @@ struct mr_mount {
 struct mr_event {
 	uint32_t kind;       /* enum mr_event_kind */
 	uint32_t flags;      /* MR_EVF_* */
-	uint64_t mnt_id;     /* 64-bit unique mount ID, 0 for markers */
+	uint64_t mnt_id;     /* 64-bit unique mount ID (the mountinfo source: mountinfo's
+				32-bit ID, all that file shows), 0 for markers */
 	uint64_t parent_id;
 	uint64_t ns_id;      /* mount namespace ID (NS_GET_MNTNS_ID) */
 	uint64_t seq;        /* router-wide sequence number, strictly increasing */
@@ -101,7 +102,8 @@ struct mr_event {
 	const char *options, *old_options; /* old_options: READONLY/ATTR */
 	const struct mr_mount *mounts; /* SNAPSHOT: the subtree, parents first */
 	size_t n_mounts;
-	uint64_t reserved[4];
+	uint32_t propagation, old_propagation; /* MS_SHARED | MS_SLAVE | ... after and before */
+	uint64_t reserved[3];
 };
 
 /* Returns a static lower-case name ("mount", "unmount", ...) or "unknown". */
