@@ -3,7 +3,7 @@
 #   1. the release build: unit, kernel, root, stress and (with the project's
 #      kernel under qemu) vm tests;
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer: unit and kernel tests;
-#   3. ThreadSanitizer: the ring and router tests (the cross-thread paths).
+#   3. ThreadSanitizer: the ring, router and namespace tests (the cross-thread paths).
 # Exits non-zero if any test fails.  MR_SKIP_VM=1 leaves out the vm tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +29,6 @@ step "thread"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DMR_SANITIZE=thread \
 	-DMR_BUILD_BENCH=OFF -DMR_BUILD_STRESS=OFF -DMR_BUILD_EXAMPLES=OFF
 cmake --build build-tsan -j"$jobs"
-ctest --test-dir build-tsan --output-on-failure -R 'test_ring|test_router'
+ctest --test-dir build-tsan --output-on-failure -R 'test_ring|test_router|test_namespaces'
 
 step "all tests passed"

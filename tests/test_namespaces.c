@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Several namespaces on one running router: a child's namespace added by
+ * PID and by nsfs fd while the router runs, its events tagged with its
+ * namespace ID and kept apart from ours, then dropped again; and
+ * subscribing from several threads at once while events flow.
+ *
+ * Usage: test_namespaces [SOURCE]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#ifndef MR_TEST_SOURCE
+#define MR_TEST_SOURCE "fanotify"
+#endif
+
+static char root[256];
+static mr_router *router;
+
+/* A child in its own mount namespace that mounts what it reads from a pipe. */
+struct child {
+	pid_t pid;
+	int cmd, ack;
+};
+
+static int child_main(int cmd, int ack)
+{
+	char path[512];
+	ssize_t n;
+
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return 1;
+	(void)!write(ack, "r", 1);
+	while ((n = read(cmd, path, sizeof(path) - 1)) > 0) {
+		path[n] = '\0';
+		int ok = path[0] == 'u' ? umount(path + 1) : mount("child", path + 1, "tmpfs", 0, "size=64k");
+		(void)!write(ack, ok == 0 ? "y" : "n", 1);
+	}
+	return 0;
+}
+
+static int child_start(struct child *c)
+{
+	int to[2], from[2];
+	char b;
+
+	if (pipe(to) < 0 || pipe(from) < 0)
+		return -1;
+	c->pid = fork();
+	if (c->pid == 0) {
+		close(to[1]);
+		close(from[0]);
+		_exit(child_main(to[0], from[1]));
+	}
+	close(to[0]);
+	close(from[1]);
+	c->cmd = to[1];
+	c->ack = from[0];
+	return read(c->ack, &b, 1) == 1 && b == 'r' ? 0 : -1;
+}
+
+/* 'm' + path mounts, 'u' + path unmounts, in the child's namespace. */
+static int child_do(struct child *c, char op, const char *path)
+{
+	char buf[512], b;
+
+	snprintf(buf, sizeof(buf), "%c%s", op, path);
+	if (write(c->cmd, buf, strlen(buf)) < 0 || read(c->ack, &b, 1) != 1)
+		return -1;
+	return b == 'y' ? 0 : -1;
+}
+
+static void child_stop(struct child *c)
+{
+	close(c->cmd);
+	close(c->ack);
+	waitpid(c->pid, NULL, 0);
+}
+
+static int test_child_namespace(void)
+{
+	struct child c;
+	uint64_t self_id = 0, child_id = 0, again = 0;
+	mr_sub *mine, *theirs;
+	char p[512], dir[512];
+
+	CHECK(child_start(&c) == 0);
+	CHECK(mr_router_add_ns_self(router, &self_id) == -EEXIST && self_id);
+	CHECK(mr_router_add_ns_pid(router, c.pid, &child_id) == 0);
+	CHECK(child_id && child_id != self_id);
+
+	/* The same namespace through an nsfs fd is the same namespace. */
+	snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)c.pid);
+	int nsfd = open(p, O_RDONLY | O_CLOEXEC);
+	CHECK(nsfd >= 0);
+	CHECK(mr_router_add_ns_fd(router, nsfd, &again) == -EEXIST && again == child_id);
+	close(nsfd);
+
+	struct mr_sub_opts o = {.size = sizeof(o), .subtree = root, .ns_id = child_id};
+	CHECK(mr_subscribe(router, &o, &theirs) == 0);
+	o.ns_id = self_id;
+	CHECK(mr_subscribe(router, &o, &mine) == 0);
+
+	/* The directory exists in both namespaces: the tmpfs root is shared by copy. */
+	tu_path(dir, sizeof(dir), root, "inchild");
+	CHECK(tu_mkdir(dir) == 0);
+	CHECK(child_do(&c, 'm', dir) == 0);
+	const struct mr_event *ev = tu_next(theirs, 5000, false);
+	CHECK(ev && ev->kind == MR_EVENT_MOUNT && ev->ns_id == child_id);
+	CHECK_STR(ev->path, dir);
+	mr_event_unref(ev);
+	CHECK(tu_next(mine, 200, false) == NULL);
+
+	/* Dropped: nothing more arrives, and the subscription stays valid to free. */
+	CHECK(mr_router_remove_ns(router, child_id) == 0);
+	CHECK(mr_router_remove_ns(router, child_id) == -ENOENT);
+	CHECK(child_do(&c, 'u', dir) == 0);
+	CHECK(tu_next(theirs, 300, false) == NULL);
+
+	struct mr_sub_opts bad = {.size = sizeof(bad), .ns_id = child_id};
+	mr_sub *none;
+	CHECK(mr_subscribe(router, &bad, &none) == -ENOENT);
+
+	mr_sub_free(theirs);
+	mr_sub_free(mine);
+	child_stop(&c);
+	CHECK(mr_router_add_ns_pid(router, c.pid, NULL) == -ESRCH);
+	return 0;
+}
+
+struct churn {
+	int id;
+	int err;
+};
+
+/* Subscribes, reads a little, unsubscribes, again and again. */
+static void *churn_main(void *arg)
+{
+	struct churn *ch = arg;
+	char sub[64];
+
+	for (int i = 0; i < 200 && !ch->err; i++) {
+		struct mr_sub_opts o = {.size = sizeof(o), .subtree = root, .capacity = 16,
+					.flags = i % 3 ? 0 : MR_SUB_SNAPSHOT};
+		mr_sub *s;
+		snprintf(sub, sizeof(sub), "t%d", ch->id);
+		if (mr_subscribe(router, &o, &s) < 0) {
+			ch->err = 1;
+			break;
+		}
+		const struct mr_event *ev;
+		for (int k = 0; k < 4 && mr_sub_next(s, &ev) == 0; k++)
+			mr_event_unref(ev);
+		mr_sub_free(s);
+	}
+	return NULL;
+}
+
+/* Four threads churning subscriptions while this one mounts and unmounts. */
+static int test_concurrent_subscribers(void)
+{
+	pthread_t th[4];
+	struct churn ch[4];
+	char dir[512];
+
+	tu_path(dir, sizeof(dir), root, "churn");
+	CHECK(tu_mkdir(dir) == 0);
+	for (int i = 0; i < 4; i++) {
+		ch[i] = (struct churn){.id = i};
+		CHECK(pthread_create(&th[i], NULL, churn_main, &ch[i]) == 0);
+	}
+	for (int i = 0; i < 200; i++) {
+		CHECK(mount("churn", dir, "tmpfs", 0, "size=64k") == 0);
+		CHECK(umount(dir) == 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		CHECK(ch[i].err == 0);
+	}
+	struct mr_stats st;
+	CHECK(mr_router_stats(router, &st) == 0);
+	fprintf(stderr, "after churn: %llu subscribers, %llu events routed\n",
+		(unsigned long long)st.subscribers, (unsigned long long)st.events_routed);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct mr_opts o = {.size = sizeof(o), .source = argc > 1 ? argv[1] : MR_TEST_SOURCE};
+	int fail = 0, err;
+
+	err = tu_private_root(root, sizeof(root));
+	if (err)
+		return err;
+	err = mr_router_new(&router, &o);
+	if (err == -ENOSYS)
+		return tu_skip("the %s source is not available on this kernel", o.source);
+	CHECK(err == 0);
+	CHECK(mr_router_start(router) == 0);
+	fail |= RUN(test_child_namespace);
+	fail |= RUN(test_concurrent_subscribers);
+	mr_router_free(router);
+	return fail ? T_EXIT_FAIL : T_EXIT_PASS;
+}
