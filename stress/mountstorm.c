@@ -42,6 +42,8 @@ static void usage(FILE *f)
 		"  --rate OPS          operations per second, 0 for as fast as possible (0)\n"
 		"  --subs S            subscribers per router, one of them stalled (8, max %d)\n"
 		"  --stall-capacity N  ring slots of the stalled subscriber (64)\n"
+		"  --queue-notes N     watch_mount: notification pipe slots, 1-512; small\n"
+		"                      values force kernel losses and resyncs (library default)\n"
 		"  --settle-ms MS      per-wave limit to reach consistency (10000)\n"
 		"  --contenders LIST   watch_mount,fanotify,mountinfo,poller,findmnt\n"
 		"  --router-thread     run the router with mr_router_start(), not our dispatch loop\n"
@@ -67,7 +69,7 @@ static int parse_uint(const char *s, unsigned *ret)
 static int parse_args(int argc, char **argv, struct ms_opts *o)
 {
 	enum { O_TOTAL = 256, O_PEERS, O_MEMBERS, O_NOSLAVE, O_NOUNB, O_MOUNTS, O_DEPTH,
-	       O_THREADS, O_RATE, O_SUBS, O_STALL, O_SETTLE, O_CONT, O_RTHREAD, O_JSON,
+	       O_THREADS, O_RATE, O_SUBS, O_STALL, O_QNOTES, O_SETTLE, O_CONT, O_RTHREAD, O_JSON,
 	       O_PLOT, O_NOPLOT, O_QUICK, O_VERBOSE, O_HELP };
 	static const struct option lo[] = {
 		{ "total", 1, 0, O_TOTAL }, { "peers", 1, 0, O_PEERS },
@@ -76,6 +78,7 @@ static int parse_args(int argc, char **argv, struct ms_opts *o)
 		{ "depth", 1, 0, O_DEPTH }, { "threads", 1, 0, O_THREADS },
 		{ "rate", 1, 0, O_RATE }, { "subs", 1, 0, O_SUBS },
 		{ "stall-capacity", 1, 0, O_STALL }, { "settle-ms", 1, 0, O_SETTLE },
+		{ "queue-notes", 1, 0, O_QNOTES },
 		{ "contenders", 1, 0, O_CONT }, { "router-thread", 0, 0, O_RTHREAD },
 		{ "json", 1, 0, O_JSON }, { "plot", 1, 0, O_PLOT }, { "no-plot", 0, 0, O_NOPLOT },
 		{ "quick", 0, 0, O_QUICK }, { "verbose", 0, 0, O_VERBOSE },
@@ -101,6 +104,7 @@ static int parse_args(int argc, char **argv, struct ms_opts *o)
 		case O_RATE: err = parse_uint(optarg, &o->rate); break;
 		case O_SUBS: err = parse_uint(optarg, &o->subs); break;
 		case O_STALL: err = parse_uint(optarg, &o->stall_capacity); break;
+		case O_QNOTES: err = parse_uint(optarg, &o->queue_notes); break;
 		case O_SETTLE: err = parse_uint(optarg, &o->settle_ms); quick_sizes[2] = true; break;
 		case O_CONT: o->contenders = optarg; break;
 		case O_RTHREAD: o->router_thread = true; break;

@@ -45,6 +45,7 @@ struct ms_opts {
 	unsigned rate;     /* operations per second, 0: as fast as the kernel allows */
 	unsigned subs;     /* subscribers per router contender */
 	unsigned stall_capacity; /* ring slots of the stalled subscriber */
+	unsigned queue_notes;    /* watch_mount: notification pipe slots (0: the library's) */
 	unsigned settle_ms;      /* per-wave limit for reaching consistency */
 	unsigned alt_settle_ms;  /* same, for the alternatives (they may lag) */
 	bool router_thread;      /* mr_router_start instead of our dispatch loop */
