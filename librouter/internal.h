@@ -397,6 +397,7 @@ struct mr__ns {
 	const struct mr__source_ops *ops;
 	void *src;         /* the source's state */
 	bool resync_pending;
+	struct mr__statmount_buf smbuf; /* statmount replies (one thread at a time) */
 	struct mr__ns *next;
 };
 
@@ -405,6 +406,12 @@ int mr__ns_open(mr_router *r, int nsfd, pid_t pid, struct mr__ns **ret);
 void mr__ns_close(struct mr__ns *ns, struct mr__reactor *re);
 /* Reads the namespace's table with the source's reader (listmount or mountinfo). */
 int mr__ns_read_table(struct mr__ns *ns, struct mr__table *ret);
+/*
+ * The statmount(2)/listmount(2) readers for sources whose records carry
+ * 64-bit mount IDs: one mount, or the whole table.  Syscalls are counted.
+ */
+int mr__ns_statmount(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret);
+int mr__ns_listmount(struct mr__ns *ns, struct mr__table *ret);
 
 /* ---- router.c: what sources call back into ---- */
 

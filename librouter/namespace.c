@@ -138,6 +138,7 @@ void mr__ns_close(struct mr__ns *ns, struct mr__reactor *re)
 		ns->ops->close(ns, re);
 	mr__trie_free(ns->trie);
 	mr__mirror_free(&ns->mirror);
+	mr__statmount_buf_free(&ns->smbuf);
 	if (ns->nsfd >= 0)
 		close(ns->nsfd);
 	mr__free(ns);
@@ -146,4 +147,22 @@ void mr__ns_close(struct mr__ns *ns, struct mr__reactor *re)
 int mr__ns_read_table(struct mr__ns *ns, struct mr__table *ret)
 {
 	return ns->ops->read_table(ns, ret);
+}
+
+int mr__ns_statmount(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret)
+{
+	uint64_t calls = 0;
+	int err = mr__statmount(ns->id, mnt_id, &ns->smbuf, &calls, ret);
+
+	mr__router_count_syscalls(ns->r, calls);
+	return err;
+}
+
+int mr__ns_listmount(struct mr__ns *ns, struct mr__table *ret)
+{
+	uint64_t calls = 0;
+	int err = mr__listmount_table(ns->id, &ns->smbuf, &calls, ret);
+
+	mr__router_count_syscalls(ns->r, calls);
+	return err;
 }

@@ -46,7 +46,6 @@ struct fan_state {
 	uint64_t pending_since_ns, last_activity_ns, sweep_cost_ns, sweep_started_ns;
 	struct mr__table sweep;  /* mounts to look at again */
 	size_t sweep_cursor;     /* sweeping while < sweep.n */
-	struct mr__statmount_buf smbuf;
 	struct mr__change changes[MAX_CHANGES];
 };
 
@@ -67,7 +66,6 @@ static void state_free(struct fan_state *st)
 		close(st->fan_fd);
 	if (st->mi_fd >= 0)
 		close(st->mi_fd);
-	mr__statmount_buf_free(&st->smbuf);
 	mr__table_clear(&st->sweep);
 	mr__free(st->sweep.v);
 	mr__free(st);
@@ -182,16 +180,6 @@ static int fan_start(struct mr__ns *ns, struct mr__reactor *re)
 	return mr__reactor_add(re, &st->mi_watch);
 }
 
-static int fan_lookup(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret)
-{
-	struct fan_state *st = ns->src;
-	uint64_t calls = 0;
-	int err = mr__statmount(ns->id, mnt_id, &st->smbuf, &calls, ret);
-
-	mr__router_count_syscalls(ns->r, calls);
-	return err;
-}
-
 static int collect(struct mr__mount *m, void *arg)
 {
 	return mr__table_push(arg, mr__mount_ref(m));
@@ -263,16 +251,6 @@ static void fan_after_batch(struct mr__ns *ns)
 		arm_timer(st, 0);
 }
 
-static int fan_read_table(struct mr__ns *ns, struct mr__table *ret)
-{
-	struct fan_state *st = ns->src;
-	uint64_t calls = 0;
-	int err = mr__listmount_table(ns->id, &st->smbuf, &calls, ret);
-
-	mr__router_count_syscalls(ns->r, calls);
-	return err;
-}
-
 static void fan_close(struct mr__ns *ns, struct mr__reactor *re)
 {
 	struct fan_state *st = ns->src;
@@ -297,7 +275,7 @@ const struct mr__source_ops mr__source_fanotify = {
 	.open = fan_open,
 	.start = fan_start,
 	.after_batch = fan_after_batch,
-	.read_table = fan_read_table,
-	.lookup = fan_lookup,
+	.read_table = mr__ns_listmount,
+	.lookup = mr__ns_statmount,
 	.close = fan_close,
 };

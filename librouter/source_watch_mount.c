@@ -26,7 +26,6 @@ struct wm_state {
 	int pipe[2];
 	struct mr__watch watch;
 	bool live;
-	struct mr__statmount_buf smbuf;
 	struct mr__change changes[MAX_CHANGES];
 };
 
@@ -46,7 +45,6 @@ static void state_free(struct wm_state *st)
 	for (int i = 0; i < 2; i++)
 		if (st->pipe[i] >= 0)
 			close(st->pipe[i]);
-	mr__statmount_buf_free(&st->smbuf);
 	mr__free(st);
 }
 
@@ -130,26 +128,6 @@ static int wm_start(struct mr__ns *ns, struct mr__reactor *re)
 	return mr__reactor_add(re, &st->watch);
 }
 
-static int wm_lookup(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret)
-{
-	struct wm_state *st = ns->src;
-	uint64_t calls = 0;
-	int err = mr__statmount(ns->id, mnt_id, &st->smbuf, &calls, ret);
-
-	mr__router_count_syscalls(ns->r, calls);
-	return err;
-}
-
-static int wm_read_table(struct mr__ns *ns, struct mr__table *ret)
-{
-	struct wm_state *st = ns->src;
-	uint64_t calls = 0;
-	int err = mr__listmount_table(ns->id, &st->smbuf, &calls, ret);
-
-	mr__router_count_syscalls(ns->r, calls);
-	return err;
-}
-
 static void wm_close(struct mr__ns *ns, struct mr__reactor *re)
 {
 	struct wm_state *st = ns->src;
@@ -169,7 +147,7 @@ const struct mr__source_ops mr__source_watch_mount = {
 	.probe = wm_probe,
 	.open = wm_open,
 	.start = wm_start,
-	.read_table = wm_read_table,
-	.lookup = wm_lookup,
+	.read_table = mr__ns_listmount,
+	.lookup = mr__ns_statmount,
 	.close = wm_close,
 };
