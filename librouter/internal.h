@@ -113,6 +113,16 @@ struct mr__statmount_buf {
 int mr__statmount(uint64_t ns_id, uint64_t mnt_id, struct mr__statmount_buf *buf,
 		  uint64_t *syscalls, struct mr__mount **ret);
 
+/* The fields statmount(2) gives without formatting a string (~4x cheaper). */
+struct mr__mount_basic {
+	uint64_t parent_id, attr;
+	uint32_t propagation, sb_flags;
+};
+
+/* Reads @mnt_id's flags only (SB_BASIC | MNT_BASIC); 0, -ENOENT, -errno. */
+int mr__statmount_basic(uint64_t ns_id, uint64_t mnt_id, uint64_t *syscalls,
+			struct mr__mount_basic *ret);
+
 /* Lists and reads every mount of namespace @ns_id into @ret (appended). */
 int mr__listmount_table(uint64_t ns_id, struct mr__statmount_buf *buf, uint64_t *syscalls,
 			struct mr__table *ret);
@@ -419,6 +429,12 @@ int mr__ns_listmount(struct mr__ns *ns, struct mr__table *ret);
 void mr__router_change(struct mr__ns *ns, const struct mr__change *c);
 /* Looks a mount up again and reports whatever changed (sweeps; not a kernel record). */
 void mr__router_recheck(struct mr__ns *ns, uint64_t mnt_id);
+/*
+ * The same, looking only at flags, parent and propagation first and reading
+ * the rest only if one of them changed.  Misses a change of filesystem
+ * options alone (tmpfs size=...), which a full recheck sees.
+ */
+void mr__router_recheck_flags(struct mr__ns *ns, uint64_t mnt_id);
 /* A change already resolved to records (mountinfo diff, sweeps). */
 void mr__router_emit(struct mr__ns *ns, uint32_t kind, struct mr__mount *old,
 		     struct mr__mount *now, uint32_t flags);

@@ -116,6 +116,12 @@ static size_t put_tok(char *w, bool first, const char *tok)
  * hold 128 bytes plus strlen(@fsopts): mount flags in show_mnt_opts() order,
  * superblock flags in show_sb_opts() order, then the filesystem's own.
  */
+/* Only the bits statmount documents for sb_flags (SB_BASIC, 6.8). */
+static uint32_t sb_flags_of(const struct mr_statmount *sm)
+{
+	return sm->sb_flags & (MR__SB_RDONLY | MR__SB_SYNCHRONOUS | MR__SB_DIRSYNC | MR__SB_LAZYTIME);
+}
+
 static void render_options(uint64_t attr, uint32_t sb_flags, const char *fsopts, char *out)
 {
 	static const struct {
@@ -193,9 +199,7 @@ static struct mr__mount *sm_to_mount(const struct mr_statmount *sm, size_t cap, 
 	} else {
 		type[tlen] = '\0';
 	}
-	/* Only the bits statmount documents for sb_flags (SB_BASIC, 6.8). */
-	uint32_t sb_flags = sm->sb_flags &
-			    (MR__SB_RDONLY | MR__SB_SYNCHRONOUS | MR__SB_DIRSYNC | MR__SB_LAZYTIME);
+	uint32_t sb_flags = sb_flags_of(sm);
 
 	render_options(sm->mnt_attr, sb_flags, fsopts, opts);
 	m = mr__mount_new(&(struct mr_mount){
@@ -335,4 +339,36 @@ int mr__listmount_table(uint64_t ns_id, struct mr__statmount_buf *buf, uint64_t 
 		return r;
 	}
 	return count;
+}
+
+int mr__statmount_basic(uint64_t ns_id, uint64_t mnt_id, uint64_t *syscalls,
+			struct mr__mount_basic *ret)
+{
+	struct mr_mnt_id_req req = {
+		.size = ns_id ? MR_MNT_ID_REQ_SIZE_VER1 : MR_MNT_ID_REQ_SIZE_VER0,
+		.mnt_id = mnt_id,
+		.param = STATMOUNT_SB_BASIC | STATMOUNT_MNT_BASIC,
+		.mnt_ns_id = ns_id,
+	};
+	/* No strings asked for: the fixed part always fits. */
+	struct mr_statmount sm;
+	long rc;
+
+	do {
+		memset(&sm, 0, sizeof(sm));
+		rc = syscall(__NR_statmount, &req, &sm, sizeof(sm), 0);
+		(*syscalls)++;
+	} while (rc < 0 && errno == EINTR);
+	if (rc < 0)
+		return -errno;
+	if ((sm.mask & (STATMOUNT_SB_BASIC | STATMOUNT_MNT_BASIC)) !=
+	    (STATMOUNT_SB_BASIC | STATMOUNT_MNT_BASIC))
+		return -EPROTO;
+	*ret = (struct mr__mount_basic){
+		.parent_id = sm.mnt_parent_id,
+		.attr = sm.mnt_attr,
+		.propagation = (uint32_t)sm.mnt_propagation,
+		.sb_flags = sb_flags_of(&sm),
+	};
+	return 0;
 }

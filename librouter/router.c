@@ -403,6 +403,24 @@ void mr__router_recheck(struct mr__ns *ns, uint64_t mnt_id)
 	apply_change(ns, &c);
 }
 
+void mr__router_recheck_flags(struct mr__ns *ns, uint64_t mnt_id)
+{
+	struct mr__mount *m = mr__mirror_get(&ns->mirror, mnt_id);
+	struct mr__mount_basic b;
+	uint64_t calls = 0;
+	int err;
+
+	if (!m)
+		return;
+	err = mr__statmount_basic(ns->id, mnt_id, &calls, &b);
+	mr__router_count_syscalls(ns->r, calls);
+	if (err == -ENOENT)
+		return; /* its detach record says the rest */
+	if (err < 0 || b.attr != m->pub.attr || b.sb_flags != m->sb_flags ||
+	    b.propagation != m->pub.propagation || b.parent_id != m->pub.parent_id)
+		mr__router_recheck(ns, mnt_id);
+}
+
 /* ---- overrun subscribers ---- */
 
 static int cmp_depth(const void *a, const void *b)

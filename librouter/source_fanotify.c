@@ -7,20 +7,27 @@
  * fanotify says nothing about remounts or mount_setattr(2).  Those still
  * bump the namespace's event counter, which makes /proc/PID/mountinfo poll
  * with POLLPRI, so the source also polls mountinfo (never reading it) and
- * answers a POLLPRI with a sweep: statmount(2) of every mirrored mount,
- * compared field by field.  POLLPRI cannot say which mount changed, and
- * attach/detach bump the same counter, so a sweep costs O(mounts) whatever
- * caused it.  To keep that off the event path:
- *  - a sweep waits until the namespace has been quiet (no record, no
- *    POLLPRI) for SWEEP_QUIET_NS, or until it has waited SWEEP_MAX_DEFER_NS
- *    (or 4x the last sweep's cost, whichever is longer) during an endless
- *    burst;
- *  - it runs in chunks of SWEEP_CHUNK mounts, one per router step, so
- *    records read meanwhile are routed between chunks;
- *  - a POLLPRI during a sweep asks for another one: the mount that changed
- *    may be behind the cursor.
- * A timer keeps deferred and unfinished sweeps going when nothing else
- * wakes the router.
+ * answers a POLLPRI with a sweep over every mirrored mount.  POLLPRI cannot
+ * say which mount changed, and attach/detach bump the same counter, so a
+ * sweep costs O(mounts) whatever caused it.  To keep that off the event
+ * path, sweeps come in two weights:
+ *  - a flags sweep reads each mount's flags, parent and propagation
+ *    (statmount without strings, ~4x cheaper) and looks a mount up in full
+ *    only when one of them moved: read-only flips, mount_setattr(2) and
+ *    propagation changes, soon.  It waits while attach/detach records keep
+ *    coming (they explain their own POLLPRIs) until none came for
+ *    FLAGS_QUIET_NS, or at most FLAGS_MAX_DEFER_NS (or 4x its last cost)
+ *    during an endless burst; a POLLPRI with no record around it is most
+ *    likely a remount and is swept at once;
+ *  - a full sweep reads everything, options included, for the remount that
+ *    changes filesystem options only (tmpfs size=...): after FULL_QUIET_NS
+ *    without any POLLPRI or record, or at most FULL_MAX_DEFER_NS (or 4x its
+ *    last cost) after the first POLLPRI it answers.
+ * Both run in chunks of SWEEP_CHUNK mounts, one per router step, so records
+ * read meanwhile are routed between chunks; a POLLPRI during a sweep asks
+ * for another, since the mount that changed may be behind the cursor.  A
+ * timer keeps deferred and unfinished sweeps going when nothing else wakes
+ * the router.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,19 +40,30 @@
 #include "mountrouter-uapi.h"
 
 #define MAX_CHANGES 1024
-#define SWEEP_QUIET_NS 1000000ull        /* 1 ms */
-#define SWEEP_MAX_DEFER_NS 50000000ull   /* 50 ms */
+#define FLAGS_QUIET_NS 1000000ull        /* 1 ms */
+#define FLAGS_MAX_DEFER_NS 50000000ull   /* 50 ms */
+#define FULL_QUIET_NS 50000000ull        /* 50 ms */
+#define FULL_MAX_DEFER_NS 1000000000ull  /* 1 s */
 #define SWEEP_CHUNK 256
+
+/* One weight of sweep: when it was asked for and what it cost last time. */
+struct sweep_need {
+	bool pending;
+	uint64_t since_ns, cost_ns;
+};
 
 struct fan_state {
 	struct mr__ns *ns;
 	int fan_fd, mi_fd;
 	struct mr__watch fan_watch, mi_watch, timer;
 	unsigned live; /* watches the reactor still holds */
-	bool sweep_pending, timer_armed;
-	uint64_t pending_since_ns, last_activity_ns, sweep_cost_ns, sweep_started_ns;
+	bool timer_armed;
+	uint64_t last_record_ns, last_pollpri_ns;
+	struct sweep_need flags, full;
 	struct mr__table sweep;  /* mounts to look at again */
 	size_t sweep_cursor;     /* sweeping while < sweep.n */
+	bool sweep_full;         /* the sweep under way reads everything */
+	uint64_t sweep_started_ns;
 	struct mr__change changes[MAX_CHANGES];
 };
 
@@ -94,7 +112,7 @@ static void on_fanotify(struct mr__watch *w, int res, const void *buf, size_t le
 	size_t n = mr__decode_fanotify(buf, len, st->changes, MAX_CHANGES, &bad);
 	if (bad)
 		mr__router_count_bad(ns->r, bad);
-	st->last_activity_ns = mr__now_ns();
+	st->last_record_ns = mr__now_ns();
 	for (size_t i = 0; i < n; i++)
 		mr__router_change(ns, &st->changes[i]);
 }
@@ -107,10 +125,14 @@ static void on_mountinfo(struct mr__watch *w, int res, const void *buf, size_t l
 	(void)len;
 	if (res < 0)
 		return;
-	st->last_activity_ns = mr__now_ns();
-	if (!st->sweep_pending)
-		st->pending_since_ns = st->last_activity_ns;
-	st->sweep_pending = true;
+	uint64_t now = mr__now_ns();
+
+	st->last_pollpri_ns = now;
+	for (struct sweep_need *n = &st->flags; n; n = n == &st->flags ? &st->full : NULL)
+		if (!n->pending) {
+			n->pending = true;
+			n->since_ns = now;
+		}
 }
 
 static void on_timer(struct mr__watch *w, int res, const void *buf, size_t len)
@@ -185,11 +207,15 @@ static int collect(struct mr__mount *m, void *arg)
 	return mr__table_push(arg, mr__mount_ref(m));
 }
 
-static void sweep_start(struct fan_state *st)
+static void sweep_start(struct fan_state *st, bool full)
 {
 	mr__table_clear(&st->sweep);
 	st->sweep_cursor = 0;
-	st->sweep_pending = false;
+	st->sweep_full = full;
+	/* A full sweep sees everything a flags sweep would. */
+	st->flags.pending = false;
+	if (full)
+		st->full.pending = false;
 	st->sweep_started_ns = mr__now_ns();
 	if (mr__mirror_each(&st->ns->mirror, collect, &st->sweep) < 0) {
 		/* No memory to list the mounts: a resync reads them all instead. */
@@ -206,12 +232,17 @@ static bool sweep_chunk(struct fan_state *st)
 	if (end > st->sweep.n)
 		end = st->sweep.n;
 	mr__router_stamp(st->ns->r);
-	for (; st->sweep_cursor < end; st->sweep_cursor++)
-		mr__router_recheck(st->ns, st->sweep.v[st->sweep_cursor]->pub.id);
+	for (; st->sweep_cursor < end; st->sweep_cursor++) {
+		uint64_t id = st->sweep.v[st->sweep_cursor]->pub.id;
+		if (st->sweep_full)
+			mr__router_recheck(st->ns, id);
+		else
+			mr__router_recheck_flags(st->ns, id);
+	}
 	if (st->sweep_cursor < st->sweep.n)
 		return true;
 	mr__table_clear(&st->sweep);
-	st->sweep_cost_ns = mr__now_ns() - st->sweep_started_ns;
+	(st->sweep_full ? &st->full : &st->flags)->cost_ns = mr__now_ns() - st->sweep_started_ns;
 	return false;
 }
 
@@ -224,31 +255,58 @@ static void arm_timer(struct fan_state *st, uint64_t ns)
 		st->timer_armed = true;
 }
 
+/*
+ * How long until a pending sweep of this weight is due: 0 now, or the
+ * nanoseconds to wait (the quiet period, capped by the longest deferral).
+ */
+static uint64_t due_in(const struct sweep_need *n, uint64_t now, uint64_t last_activity,
+		       uint64_t quiet_ns, uint64_t max_defer_ns)
+{
+	uint64_t max_defer = n->cost_ns * 4 > max_defer_ns ? n->cost_ns * 4 : max_defer_ns;
+	uint64_t quiet = now - last_activity, waited = now - n->since_ns;
+
+	if (quiet >= quiet_ns || waited >= max_defer)
+		return 0;
+	return quiet_ns - quiet < max_defer - waited ? quiet_ns - quiet : max_defer - waited;
+}
+
 static void fan_after_batch(struct mr__ns *ns)
 {
 	struct fan_state *st = ns->src;
-	uint64_t now = mr__now_ns();
+	uint64_t now = mr__now_ns(), wait = UINT64_MAX;
 
 	if (st->sweep.n) {
 		if (sweep_chunk(st))
 			arm_timer(st, 0);
 		return;
 	}
-	if (!st->sweep_pending)
-		return;
-	uint64_t max_defer = st->sweep_cost_ns * 4;
-	if (max_defer < SWEEP_MAX_DEFER_NS)
-		max_defer = SWEEP_MAX_DEFER_NS;
-	uint64_t quiet = now - st->last_activity_ns;
-	uint64_t waited = now - st->pending_since_ns;
-	if (quiet < SWEEP_QUIET_NS && waited < max_defer) {
-		uint64_t a = SWEEP_QUIET_NS - quiet, b = max_defer - waited;
-		arm_timer(st, a < b ? a : b);
-		return;
+	if (st->full.pending) {
+		uint64_t last = st->last_record_ns > st->last_pollpri_ns ? st->last_record_ns
+									   : st->last_pollpri_ns;
+		uint64_t in = due_in(&st->full, now, last, FULL_QUIET_NS, FULL_MAX_DEFER_NS);
+		if (!in) {
+			sweep_start(st, true);
+			goto run;
+		}
+		wait = in;
 	}
-	sweep_start(st);
+	if (st->flags.pending) {
+		uint64_t in = due_in(&st->flags, now, st->last_record_ns, FLAGS_QUIET_NS,
+				     FLAGS_MAX_DEFER_NS);
+		if (!in) {
+			sweep_start(st, false);
+			goto run;
+		}
+		wait = in < wait ? in : wait;
+	}
+	if (wait != UINT64_MAX)
+		arm_timer(st, wait);
+	return;
+run:
 	if (sweep_chunk(st))
 		arm_timer(st, 0);
+	else if (st->full.pending)
+		arm_timer(st, FULL_QUIET_NS);
 }
 
 static void fan_close(struct mr__ns *ns, struct mr__reactor *re)
