@@ -15,8 +15,6 @@
 
 #include "mountrouter.h"
 
-#define MR__UNUSED __attribute__((unused))
-#define MR__LIKELY(x) __builtin_expect(!!(x), 1)
 #define MR__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define MR__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MR__CACHELINE 64
@@ -414,8 +412,6 @@ struct mr__ns {
 /* Opens a namespace from an nsfs fd it takes ownership of (caller thread). */
 int mr__ns_open(mr_router *r, int nsfd, pid_t pid, struct mr__ns **ret);
 void mr__ns_close(struct mr__ns *ns, struct mr__reactor *re);
-/* Reads the namespace's table with the source's reader (listmount or mountinfo). */
-int mr__ns_read_table(struct mr__ns *ns, struct mr__table *ret);
 /*
  * The statmount(2)/listmount(2) readers for sources whose records carry
  * 64-bit mount IDs: one mount, or the whole table.  Syscalls are counted.

@@ -144,10 +144,6 @@ void mr__ns_close(struct mr__ns *ns, struct mr__reactor *re)
 	mr__free(ns);
 }
 
-int mr__ns_read_table(struct mr__ns *ns, struct mr__table *ret)
-{
-	return ns->ops->read_table(ns, ret);
-}
 
 int mr__ns_statmount(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret)
 {

@@ -304,7 +304,7 @@ static void resync(struct mr__ns *ns)
 	uint64_t t0 = mr__now_ns();
 
 	ns->resync_pending = false;
-	if (mr__ns_read_table(ns, &fresh) < 0) {
+	if (ns->ops->read_table(ns, &fresh) < 0) {
 		/* Could not read the table: try again after the next batch. */
 		mr__table_clear(&fresh);
 		ns->resync_pending = true;

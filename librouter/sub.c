@@ -48,8 +48,7 @@ void __tsan_ignore_thread_end(void);
 #define RESERVE 2
 
 struct mr__sub_ring {
-	struct ck_ring ring;
-	uint32_t capacity; /* power of two; holds capacity - 1 entries */
+	struct ck_ring ring; /* capacity a power of two; holds capacity - 1 entries */
 	alignas(MR__CACHELINE) ck_ring_buffer_t buf[];
 };
 
@@ -76,7 +75,6 @@ int mr__sub_alloc(mr_router *r, const struct mr_sub_opts *o, struct mr_sub **ret
 		goto fail;
 	}
 	ck_ring_init(&s->q->ring, cap);
-	s->q->capacity = cap;
 	s->capacity = cap;
 	s->usable = cap - 1 - RESERVE;
 	/* No fd until the consumer asks to wait: 100,000 busy readers cost none. */
