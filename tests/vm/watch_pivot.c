@@ -66,19 +66,22 @@ static int child(void)
 	CHECK(nr == 1 && wid(&n[0]) == 2 && n[0].a == newroot);
 
 	/*
-	 * Drop the old root: the new root's watch sees it go, the old root's
-	 * watch sees /old/x go with it, then is removed with its mount.
+	 * Drop the old root: the new root's watch sees it go, then both
+	 * watches see /old/x go with it (the old root's first: the walk goes
+	 * rootwards), then the old root's watch is removed with its mount.
 	 */
 	xid = mnt_id("/old/x");
 	CHECK(umount2("/old", MNT_DETACH) == 0);
 	nr = read_notes(r, n, MAXN);
-	if (nr != 3 ||
+	if (nr != 4 ||
 	    n[0].subtype != NOTIFY_MOUNT_UNMOUNT || wid(&n[0]) != 2 ||
 	    n[0].a != newroot || n[0].b != oldroot ||
 	    n[1].subtype != NOTIFY_MOUNT_UNMOUNT || wid(&n[1]) != 1 ||
 	    n[1].a != oldroot || n[1].b != xid ||
-	    n[2].type != WATCH_TYPE_META || wid(&n[2]) != 1 ||
-	    n[2].subtype != WATCH_META_REMOVAL_NOTIFICATION || n[2].a != oldroot) {
+	    n[2].subtype != NOTIFY_MOUNT_UNMOUNT || wid(&n[2]) != 2 ||
+	    n[2].a != oldroot || n[2].b != xid ||
+	    n[3].type != WATCH_TYPE_META || wid(&n[3]) != 1 ||
+	    n[3].subtype != WATCH_META_REMOVAL_NOTIFICATION || n[3].a != oldroot) {
 		dump_notes(n, nr);
 		FAILF("unmount of the old root");
 	}
