@@ -125,6 +125,13 @@ int mr__statmount_basic(uint64_t ns_id, uint64_t mnt_id, uint64_t *syscalls,
 int mr__listmount_table(uint64_t ns_id, struct mr__statmount_buf *buf, uint64_t *syscalls,
 			struct mr__table *ret);
 
+/*
+ * The IDs of every mount below @mnt_id (reachable under it, at any depth)
+ * into *@ids, grown as needed.  Returns how many, or -errno.
+ */
+int mr__listmount_below(uint64_t ns_id, uint64_t mnt_id, uint64_t *syscalls, uint64_t **ids,
+			size_t *cap);
+
 void mr__statmount_buf_free(struct mr__statmount_buf *buf);
 
 /* ---- mirror.c: one namespace's mount table, keyed by mount ID ---- */

@@ -372,3 +372,36 @@ int mr__statmount_basic(uint64_t ns_id, uint64_t mnt_id, uint64_t *syscalls,
 	};
 	return 0;
 }
+
+int mr__listmount_below(uint64_t ns_id, uint64_t mnt_id, uint64_t *syscalls, uint64_t **ids,
+			size_t *cap)
+{
+	struct mr_mnt_id_req req = {
+		.size = ns_id ? MR_MNT_ID_REQ_SIZE_VER1 : MR_MNT_ID_REQ_SIZE_VER0,
+		.mnt_id = mnt_id,
+		.mnt_ns_id = ns_id,
+	};
+	size_t n = 0;
+
+	for (;;) {
+		if (n + MR__LISTMOUNT_BATCH > *cap) {
+			size_t c = *cap ? *cap * 2 : MR__LISTMOUNT_BATCH;
+			uint64_t *v = mr__realloc(*ids, c * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			*ids = v;
+			*cap = c;
+		}
+		long got = syscall(__NR_listmount, &req, *ids + n, MR__LISTMOUNT_BATCH, 0);
+		(*syscalls)++;
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		n += (size_t)got;
+		if (got < MR__LISTMOUNT_BATCH)
+			return (int)n;
+		req.param = (*ids)[n - 1];
+	}
+}

@@ -61,6 +61,9 @@ struct mr_router {
 	struct mr_sub **match;
 	size_t cap_match;
 	uint32_t route_mark;
+	uint64_t *below;   /* mount IDs under a moved mount */
+	size_t cap_below;
+	bool refreshing;   /* walking r->below */
 	uint64_t seq;
 	uint64_t now_ns;
 	bool any_resync;
@@ -322,6 +325,34 @@ static void resync(struct mr__ns *ns)
 
 /* ---- changes read from the kernel ---- */
 
+static void apply_change(struct mr__ns *ns, const struct mr__change *c);
+
+/*
+ * A moved mount takes its submounts along, and a source may report only the
+ * top of the tree (watch_mount's MOVE_TO does): look at every mount below
+ * it again, so each gets its MOVE.  Sources that reported them already find
+ * nothing left to do.
+ */
+static void refresh_below(struct mr__ns *ns, uint64_t mnt_id)
+{
+	mr_router *r = ns->r;
+	uint64_t calls = 0;
+	int n = mr__listmount_below(ns->id, mnt_id, &calls, &r->below, &r->cap_below);
+
+	mr__router_count_syscalls(r, calls);
+	if (n < 0) {
+		mr__router_loss(ns);
+		return;
+	}
+	/* The list holds the whole tree: its moves need no listing of their own. */
+	r->refreshing = true;
+	for (int i = 0; i < n; i++) {
+		struct mr__change sub = {.kind = MR__CHANGE_SETATTR, .mnt_id = r->below[i]};
+		apply_change(ns, &sub);
+	}
+	r->refreshing = false;
+}
+
 static void apply_change(struct mr__ns *ns, const struct mr__change *c)
 {
 	struct mr__mount *now = NULL, *old;
@@ -388,6 +419,8 @@ static void apply_change(struct mr__ns *ns, const struct mr__change *c)
 	}
 	mr__router_emit(ns, kind, old, now, flags);
 	mr__mirror_put(&ns->mirror, now);
+	if (kind == MR_EVENT_MOVE && !ns->r->refreshing)
+		refresh_below(ns, c->mnt_id);
 }
 
 void mr__router_change(struct mr__ns *ns, const struct mr__change *c)
@@ -1038,6 +1071,7 @@ void mr_router_free(mr_router *r)
 		close(r->wake_efd);
 	mr__free(r->registry);
 	mr__free(r->match);
+	mr__free(r->below);
 	pthread_mutex_destroy(&r->ctl_lock);
 	mr__free(r);
 }

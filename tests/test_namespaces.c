@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -116,6 +117,9 @@ static int test_child_namespace(void)
 	CHECK(tu_mkdir(dir) == 0);
 	CHECK(child_do(&c, 'm', dir) == 0);
 	const struct mr_event *ev = tu_next(theirs, 5000, false);
+	if (ev && (ev->kind != MR_EVENT_MOUNT || ev->ns_id != child_id))
+		fprintf(stderr, "got %s %s in ns %llu\n", mr_event_kind_name(ev->kind), ev->path,
+			(unsigned long long)ev->ns_id);
 	CHECK(ev && ev->kind == MR_EVENT_MOUNT && ev->ns_id == child_id);
 	CHECK_STR(ev->path, dir);
 	mr_event_unref(ev);
@@ -178,8 +182,12 @@ static int test_many_namespaces(void)
 		char b;
 		CHECK(read(done[0], &b, 1) == 1 && b == 'r');
 	}
-	for (int i = 0; i < n; i++)
-		CHECK(mr_router_add_ns_pid(router, pids[i], &ids[i]) == 0);
+	for (int i = 0; i < n; i++) {
+		int e = mr_router_add_ns_pid(router, pids[i], &ids[i]);
+		if (e)
+			fprintf(stderr, "namespace %d of %d: %s\n", i, n, strerror(-e));
+		CHECK(e == 0);
+	}
 
 	mr_sub **subs = calloc((size_t)n, sizeof(*subs));
 	for (int i = 0; i < n; i++) {
@@ -285,6 +293,9 @@ int main(int argc, char **argv)
 	err = tu_private_root(root, sizeof(root));
 	if (err)
 		return err;
+	/* A namespace holds an nsfs fd and a kernel queue or two: room for 1,000. */
+	struct rlimit rl = {.rlim_cur = 8192, .rlim_max = 8192};
+	CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
 	err = mr_router_new(&router, &o);
 	if (err == -ENOSYS)
 		return tu_skip("the %s source is not available on this kernel", o.source);
