@@ -20,7 +20,7 @@ kernel=$(uname -r)
 	--benchmark_format=console >"$out/bench.txt" 2>/dev/null
 
 storm="$build/stress/mountstorm"
-hyperfine --warmup 1 --runs 5 --export-markdown "$out/hyperfine.md" \
+hyperfine --ignore-failure --warmup 1 --runs 5 --export-markdown "$out/hyperfine.md" \
 	-n fanotify "$storm --quick --contenders fanotify --no-plot" \
 	-n mountinfo-source "$storm --quick --contenders mountinfo --no-plot" \
 	-n mountinfo-poller "$storm --quick --contenders poller --no-plot" >/dev/null
@@ -57,7 +57,8 @@ $(grep -E '^(BM_|Benchmark|---)' "$out/bench.txt")
 ## One storm, one watcher at a time (hyperfine)
 
 A 1,000-mount storm (\`mountstorm --quick\`) watched by each contender alone;
-wall time of the whole run, storm included.
+wall time of the whole run, storm included (the poller-only run exits 77,
+"no router source", by design: it is the baseline).
 
 $(cat "$out/hyperfine.md")
 
