@@ -203,6 +203,27 @@ static inline void dump_notes(const struct note *n, int nr)
 }
 
 /* Index of the first mount record with @subtype at or after @from, or -1. */
+/*
+ * Expects record @i of @n (of @nr) to be @subtype on @on with aux @aux,
+ * watch ID @wid and exactly the info flags @flags; dumps them all if not.
+ */
+static inline int expect_note(const struct note *n, int nr, int i, unsigned int subtype,
+			      uint64_t on, uint64_t aux, unsigned int flags, unsigned int wid)
+{
+	unsigned int want = flags | (wid << WATCH_INFO_ID__SHIFT) |
+			    sizeof(struct mount_notification);
+
+	if (i >= nr || n[i].type != WATCH_TYPE_MOUNT_NOTIFY ||
+	    n[i].subtype != subtype || n[i].a != on || n[i].b != aux ||
+	    n[i].info != want) {
+		dump_notes(n, nr);
+		FAILF("record %d: want %s on %llu aux %llu info %#x", i,
+		      subtype_name(subtype), (unsigned long long)on,
+		      (unsigned long long)aux, want);
+	}
+	return T_PASS;
+}
+
 static inline int find_note(const struct note *n, int nr, int from,
 			    unsigned int subtype)
 {

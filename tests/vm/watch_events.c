@@ -12,18 +12,7 @@ static struct note n[MAXN];
 static int expect(int nr, int i, unsigned int subtype, uint64_t on,
 		  uint64_t aux, unsigned int flags, unsigned int wid)
 {
-	unsigned int want = flags | (wid << WATCH_INFO_ID__SHIFT) |
-			    sizeof(struct mount_notification);
-
-	if (i >= nr || n[i].type != WATCH_TYPE_MOUNT_NOTIFY ||
-	    n[i].subtype != subtype || n[i].a != on || n[i].b != aux ||
-	    n[i].info != want) {
-		dump_notes(n, nr);
-		FAILF("record %d: want %s on %llu aux %llu info %#x", i,
-		      subtype_name(subtype), (unsigned long long)on,
-		      (unsigned long long)aux, want);
-	}
-	return T_PASS;
+	return expect_note(n, nr, i, subtype, on, aux, flags, wid);
 }
 
 static int wfd, rfd;

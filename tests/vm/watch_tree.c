@@ -22,19 +22,7 @@ static uint64_t top;
 static int expect(int nr, int i, unsigned int subtype, uint64_t on,
 		  uint64_t aux)
 {
-	unsigned int want = NOTIFY_MOUNT_IN_SUBTREE |
-			    (WID << WATCH_INFO_ID__SHIFT) |
-			    sizeof(struct mount_notification);
-
-	if (i >= nr || n[i].type != WATCH_TYPE_MOUNT_NOTIFY ||
-	    n[i].subtype != subtype || n[i].a != on || n[i].b != aux ||
-	    n[i].info != want) {
-		dump_notes(n, nr);
-		FAILF("record %d: want %s on %llu aux %llu info %#x", i,
-		      subtype_name(subtype), (unsigned long long)on,
-		      (unsigned long long)aux, want);
-	}
-	return T_PASS;
+	return expect_note(n, nr, i, subtype, on, aux, NOTIFY_MOUNT_IN_SUBTREE, WID);
 }
 
 /*
