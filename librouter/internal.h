@@ -373,6 +373,9 @@ size_t mr__decode_fanotify(const void *buf, size_t len, struct mr__change *out, 
 size_t mr__decode_watch_queue(const void *buf, size_t len, struct mr__change *out, size_t max,
 			      uint64_t *bad);
 
+typedef size_t (*mr__decode_fn)(const void *buf, size_t len, struct mr__change *out, size_t max,
+				uint64_t *bad);
+
 /* ---- namespace.c / source_*.c: a watched mount namespace and its source ---- */
 
 struct mr__ns;
@@ -428,6 +431,14 @@ int mr__ns_listmount(struct mr__ns *ns, struct mr__table *ret);
 
 /* ---- router.c: what sources call back into ---- */
 
+/*
+ * A read completion of kernel records for @ns (@res: bytes or -errno):
+ * decodes them with @decode and applies each change in order.  A read error
+ * other than EAGAIN/EINTR counts as a loss.  Returns the number of changes,
+ * or -1 when there were no records to read.
+ */
+long mr__router_records(struct mr__ns *ns, int res, const void *buf, size_t len,
+			mr__decode_fn decode);
 /* A change read from the kernel for @ns: look it up, update the mirror, route. */
 void mr__router_change(struct mr__ns *ns, const struct mr__change *c);
 /* Looks a mount up again and reports whatever changed (sweeps; not a kernel record). */
@@ -453,9 +464,8 @@ void mr__router_stamp(mr_router *r);
 void mr__router_loss(struct mr__ns *ns);
 /* Wakes the router thread (any thread). */
 void mr__router_kick(mr_router *r);
-/* Counts syscalls made on the router thread, and records skipped as malformed. */
+/* Counts syscalls made on the router thread. */
 void mr__router_count_syscalls(mr_router *r, uint64_t n);
-void mr__router_count_bad(mr_router *r, uint64_t n);
 /* The source every namespace of the router uses. */
 const struct mr__source_ops *mr__router_source_ops(mr_router *r);
 struct mr__reactor *mr__router_reactor(mr_router *r);

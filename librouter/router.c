@@ -61,6 +61,11 @@ struct mr_router {
 	struct mr_sub **match;
 	size_t cap_match;
 	uint32_t route_mark;
+	/*
+	 * Decoded records of one read, one array for every namespace: a 16 KiB
+	 * reactor buffer holds at most 2,048 (8-byte watch_queue loss records).
+	 */
+	struct mr__change changes[2048];
 	uint64_t *below;   /* mount IDs under a moved mount */
 	size_t cap_below;
 	bool refreshing;   /* walking r->below */
@@ -427,6 +432,26 @@ void mr__router_change(struct mr__ns *ns, const struct mr__change *c)
 {
 	count(&ns->r->records_read, 1);
 	apply_change(ns, c);
+}
+
+long mr__router_records(struct mr__ns *ns, int res, const void *buf, size_t len,
+			mr__decode_fn decode)
+{
+	mr_router *r = ns->r;
+	uint64_t bad = 0;
+
+	if (res < 0) {
+		if (res != -EAGAIN && res != -EINTR)
+			mr__router_loss(ns);
+		return -1;
+	}
+	mr__router_stamp(r);
+	size_t n = decode(buf, len, r->changes, MR__ARRAY_SIZE(r->changes), &bad);
+	if (bad)
+		count(&r->bad_records, bad);
+	for (size_t i = 0; i < n; i++)
+		mr__router_change(ns, &r->changes[i]);
+	return (long)n;
 }
 
 void mr__router_recheck(struct mr__ns *ns, uint64_t mnt_id)
@@ -1110,10 +1135,6 @@ int mr_router_stats(const mr_router *r, struct mr_stats *ret)
 	return 0;
 }
 
-void mr__router_count_bad(mr_router *r, uint64_t n)
-{
-	count(&r->bad_records, n);
-}
 
 struct mr__reactor *mr__router_reactor(mr_router *r)
 {

@@ -39,7 +39,6 @@
 #include "internal.h"
 #include "mountrouter-uapi.h"
 
-#define MAX_CHANGES 1024
 #define FLAGS_QUIET_NS 1000000ull        /* 1 ms */
 #define FLAGS_MAX_DEFER_NS 50000000ull   /* 50 ms */
 #define FULL_QUIET_NS 50000000ull        /* 50 ms */
@@ -64,7 +63,6 @@ struct fan_state {
 	size_t sweep_cursor;     /* sweeping while < sweep.n */
 	bool sweep_full;         /* the sweep under way reads everything */
 	uint64_t sweep_started_ns;
-	struct mr__change changes[MAX_CHANGES];
 };
 
 static int fan_probe(void)
@@ -100,21 +98,9 @@ static void watch_released(struct mr__watch *w)
 static void on_fanotify(struct mr__watch *w, int res, const void *buf, size_t len)
 {
 	struct fan_state *st = w->owner;
-	struct mr__ns *ns = st->ns;
-	uint64_t bad = 0;
 
-	if (res < 0) {
-		if (res != -EAGAIN && res != -EINTR)
-			mr__router_loss(ns);
-		return;
-	}
-	mr__router_stamp(ns->r);
-	size_t n = mr__decode_fanotify(buf, len, st->changes, MAX_CHANGES, &bad);
-	if (bad)
-		mr__router_count_bad(ns->r, bad);
-	st->last_record_ns = mr__now_ns();
-	for (size_t i = 0; i < n; i++)
-		mr__router_change(ns, &st->changes[i]);
+	if (mr__router_records(st->ns, res, buf, len, mr__decode_fanotify) >= 0)
+		st->last_record_ns = mr__now_ns();
 }
 
 static void on_mountinfo(struct mr__watch *w, int res, const void *buf, size_t len)

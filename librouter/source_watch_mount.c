@@ -18,7 +18,6 @@
 #include "internal.h"
 #include "mountrouter-uapi.h"
 
-#define MAX_CHANGES 1024
 #define ROOT_WATCH_ID 0
 
 struct wm_state {
@@ -26,7 +25,6 @@ struct wm_state {
 	int pipe[2];
 	struct mr__watch watch;
 	bool live;
-	struct mr__change changes[MAX_CHANGES];
 };
 
 static int wm_probe(void)
@@ -56,20 +54,8 @@ static void watch_released(struct mr__watch *w)
 static void on_records(struct mr__watch *w, int res, const void *buf, size_t len)
 {
 	struct wm_state *st = w->owner;
-	struct mr__ns *ns = st->ns;
-	uint64_t bad = 0;
 
-	if (res < 0) {
-		if (res != -EAGAIN && res != -EINTR)
-			mr__router_loss(ns);
-		return;
-	}
-	mr__router_stamp(ns->r);
-	size_t n = mr__decode_watch_queue(buf, len, st->changes, MAX_CHANGES, &bad);
-	if (bad)
-		mr__router_count_bad(ns->r, bad);
-	for (size_t i = 0; i < n; i++)
-		mr__router_change(ns, &st->changes[i]);
+	mr__router_records(st->ns, res, buf, len, mr__decode_watch_queue);
 }
 
 static int wm_open(struct mr__ns *ns)
