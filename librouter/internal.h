@@ -30,6 +30,7 @@ char *mr__strdup(const char *s);
 /* ---- clock ---- */
 
 uint64_t mr__now_ns(void); /* CLOCK_MONOTONIC */
+uint64_t mr__thread_cpu_ns(void); /* CLOCK_THREAD_CPUTIME_ID */
 
 /* ---- mount.c: one immutable, reference-counted mount record ---- */
 
@@ -301,6 +302,11 @@ int mr__reactor_add(struct mr__reactor *re, struct mr__watch *w);
  * later, from mr__reactor_reap()).
  */
 void mr__reactor_remove(struct mr__reactor *re, struct mr__watch *w);
+/*
+ * Makes the armed timer @w fire @timeout_ns from now instead.  Returns 0,
+ * or -EINVAL when @w is not an armed timer.
+ */
+int mr__reactor_retime(struct mr__reactor *re, struct mr__watch *w, uint64_t timeout_ns);
 
 /*
  * Submits what is queued and, if @wait, waits for at least one completion:
@@ -439,6 +445,8 @@ int mr__ns_listmount(struct mr__ns *ns, struct mr__table *ret);
  */
 long mr__router_records(struct mr__ns *ns, int res, const void *buf, size_t len,
 			mr__decode_fn decode);
+/* The changes the last mr__router_records() applied; valid until the next. */
+const struct mr__change *mr__router_decoded(const mr_router *r);
 /* A change read from the kernel for @ns: look it up, update the mirror, route. */
 void mr__router_change(struct mr__ns *ns, const struct mr__change *c);
 /* Looks a mount up again and reports whatever changed (sweeps; not a kernel record). */
@@ -466,6 +474,8 @@ void mr__router_loss(struct mr__ns *ns);
 void mr__router_kick(mr_router *r);
 /* Counts syscalls made on the router thread. */
 void mr__router_count_syscalls(mr_router *r, uint64_t n);
+/* A finished table sweep (changes the source does not report) and its CPU time. */
+void mr__router_count_sweep(mr_router *r, uint64_t ns);
 /* The source every namespace of the router uses. */
 const struct mr__source_ops *mr__router_source_ops(mr_router *r);
 struct mr__reactor *mr__router_reactor(mr_router *r);

@@ -141,6 +141,12 @@ static struct io_uring_sqe *get_sqe(struct mr__reactor *re)
 	return sqe;
 }
 
+static void set_timeout(struct mr__watch *w, uint64_t timeout_ns)
+{
+	w->ts.tv_sec = (int64_t)(timeout_ns / 1000000000u);
+	w->ts.tv_nsec = (long long)(timeout_ns % 1000000000u);
+}
+
 static int arm(struct mr__reactor *re, struct mr__watch *w)
 {
 	struct io_uring_sqe *sqe = get_sqe(re);
@@ -148,8 +154,7 @@ static int arm(struct mr__reactor *re, struct mr__watch *w)
 	if (!sqe)
 		return -EBUSY;
 	if (w->mode == MR__WATCH_TIMER) {
-		w->ts.tv_sec = (int64_t)(w->timeout_ns / 1000000000u);
-		w->ts.tv_nsec = (long long)(w->timeout_ns % 1000000000u);
+		set_timeout(w, w->timeout_ns);
 		io_uring_prep_timeout(sqe, (struct __kernel_timespec *)&w->ts, 0, 0);
 		w->multishot = false;
 	} else if (w->mode == MR__WATCH_POLLPRI) {
@@ -201,6 +206,26 @@ void mr__reactor_remove(struct mr__reactor *re, struct mr__watch *w)
 		return; /* the watch stays closing; its fd's close ends the request */
 	io_uring_prep_cancel64(sqe, (uint64_t)(uintptr_t)w, 0);
 	io_uring_sqe_set_data64(sqe, UD_IGNORE);
+}
+
+int mr__reactor_retime(struct mr__reactor *re, struct mr__watch *w, uint64_t timeout_ns)
+{
+	if (w->mode != MR__WATCH_TIMER || !w->armed || w->closing)
+		return -EINVAL;
+	struct io_uring_sqe *sqe = get_sqe(re);
+	if (!sqe)
+		return -EBUSY;
+	/*
+	 * The kernel copies the time when it takes a request, so w->ts is free
+	 * to change; if the timer fired meanwhile, the update finds nothing
+	 * (-ENOENT, ignored) and the timer's own completion wakes the owner.
+	 */
+	w->timeout_ns = timeout_ns;
+	set_timeout(w, timeout_ns);
+	io_uring_prep_timeout_update(sqe, (struct __kernel_timespec *)&w->ts,
+				     (uint64_t)(uintptr_t)w, 0);
+	io_uring_sqe_set_data64(sqe, UD_IGNORE);
+	return 0;
 }
 
 int mr__reactor_submit(struct mr__reactor *re, bool wait)

@@ -75,7 +75,7 @@ struct mr_router {
 
 	/* Counters, written by the router thread, read anywhere. */
 	_Atomic uint64_t records_read, events_routed, deliveries, ring_drops, kernel_losses,
-		resyncs, syscalls, enters, bad_records, resync_ns_total;
+		resyncs, syscalls, enters, bad_records, resync_ns_total, sweeps, sweep_ns_total;
 	_Atomic uint64_t n_subs, n_ns, n_mounts;
 };
 
@@ -88,6 +88,12 @@ static inline void count(_Atomic uint64_t *c, uint64_t n)
 void mr__router_count_syscalls(mr_router *r, uint64_t n)
 {
 	count(&r->syscalls, n);
+}
+
+void mr__router_count_sweep(mr_router *r, uint64_t ns)
+{
+	count(&r->sweeps, 1);
+	count(&r->sweep_ns_total, ns);
 }
 
 void mr__router_stamp(mr_router *r)
@@ -452,6 +458,11 @@ long mr__router_records(struct mr__ns *ns, int res, const void *buf, size_t len,
 	for (size_t i = 0; i < n; i++)
 		mr__router_change(ns, &r->changes[i]);
 	return (long)n;
+}
+
+const struct mr__change *mr__router_decoded(const mr_router *r)
+{
+	return r->changes;
 }
 
 void mr__router_recheck(struct mr__ns *ns, uint64_t mnt_id)
@@ -1130,6 +1141,8 @@ int mr_router_stats(const mr_router *r, struct mr_stats *ret)
 		.subscribers = LOAD(n_subs),
 		.mounts = LOAD(n_mounts),
 		.resync_ns_total = LOAD(resync_ns_total),
+		.sweeps = LOAD(sweeps),
+		.sweep_ns_total = LOAD(sweep_ns_total),
 	};
 #undef LOAD
 	return 0;

@@ -9,25 +9,35 @@
  * with POLLPRI, so the source also polls mountinfo (never reading it) and
  * answers a POLLPRI with a sweep over every mirrored mount.  POLLPRI cannot
  * say which mount changed, and attach/detach bump the same counter, so a
- * sweep costs O(mounts) whatever caused it.  To keep that off the event
- * path, sweeps come in two weights:
+ * sweep costs O(mounts) whatever caused it (about 1 us of CPU a mount).  To
+ * keep that off the event path, a POLLPRI is first told apart:
+ *  - with no record within EXPLAIN_NS on either side, it is most likely a
+ *    remount or mount_setattr(2): a flags sweep starts at once, or, in a
+ *    storm of them, once the router has had as much time for records as the
+ *    last sweep took (sweeps then take at most half of its time);
+ *  - among records, it is most likely theirs, but may hide a remount.  The
+ *    common one, a bind mount made read-only straight after (MS_BIND, then
+ *    MS_REMOUNT|MS_BIND|MS_RDONLY), is caught by looking again at the mounts
+ *    that arrived in the last RECENT_NS (at most RECENT_MAX, at most
+ *    1/RECENT_DUTY of the router's time).  Any other is caught by a deferred
+ *    sweep, and deferred sweeps take at most 1/DEFER_DUTY of the router's
+ *    time: one waits until DEFER_DUTY times its last CPU time has passed and
+ *    records paused for its quiet period, or at most its longest deferral
+ *    (or DEFER_DUTY times its last CPU time, if longer): about 1 s for a
+ *    10,000-mount flags sweep, 50 ms for a 100-mount one.
+ * Sweeps come in two weights:
  *  - a flags sweep reads each mount's flags, parent and propagation
- *    (statmount without strings, ~4x cheaper) and looks a mount up in full
- *    only when one of them moved: read-only flips, mount_setattr(2) and
- *    propagation changes, soon.  It waits while attach/detach records keep
- *    coming (they explain their own POLLPRIs) until none came for
- *    FLAGS_QUIET_NS, or at most FLAGS_MAX_DEFER_NS (or 4x its last cost)
- *    during an endless burst; a POLLPRI with no record around it is most
- *    likely a remount and is swept at once;
+ *    (statmount without strings, ~2.5x cheaper) and looks a mount up in
+ *    full only when one of them moved: read-only flips, mount_setattr(2) and
+ *    propagation changes;
  *  - a full sweep reads everything, options included, for the remount that
- *    changes filesystem options only (tmpfs size=...): after FULL_QUIET_NS
- *    without any POLLPRI or record, or at most FULL_MAX_DEFER_NS (or 4x its
- *    last cost) after the first POLLPRI it answers.
+ *    changes filesystem options only (tmpfs size=...); it is always a
+ *    deferred one, after FULL_QUIET_NS without any POLLPRI or record.
  * Both run in chunks of SWEEP_CHUNK mounts, one per router step, so records
- * read meanwhile are routed between chunks; a POLLPRI during a sweep asks
- * for another, since the mount that changed may be behind the cursor.  A
- * timer keeps deferred and unfinished sweeps going when nothing else wakes
- * the router.
+ * read meanwhile are routed between chunks (a chunk holds them up by about
+ * 0.1 ms); a POLLPRI during a sweep asks for another, since the mount that
+ * changed may be behind the cursor.  A timer keeps deferred and unfinished
+ * sweeps going when nothing else wakes the router.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,13 +49,23 @@
 #include "internal.h"
 #include "mountrouter-uapi.h"
 
+#define EXPLAIN_NS 1000000ull            /* 1 ms */
+#define RECENT_NS 10000000ull            /* 10 ms */
+#define RECENT_MAX 128
+#define RECENT_DUTY 50
+#define DEFER_DUTY 100
 #define FLAGS_QUIET_NS 1000000ull        /* 1 ms */
 #define FLAGS_MAX_DEFER_NS 50000000ull   /* 50 ms */
 #define FULL_QUIET_NS 50000000ull        /* 50 ms */
 #define FULL_MAX_DEFER_NS 1000000000ull  /* 1 s */
-#define SWEEP_CHUNK 256
+#define SWEEP_CHUNK 64
 
-/* One weight of sweep: when it was asked for and what it cost last time. */
+/* A mount that arrived lately, when it did. */
+struct recent_mount {
+	uint64_t id, at_ns;
+};
+
+/* One weight of sweep: when it was asked for and its CPU time last time. */
 struct sweep_need {
 	bool pending;
 	uint64_t since_ns, cost_ns;
@@ -57,12 +77,19 @@ struct fan_state {
 	struct mr__watch fan_watch, mi_watch, timer;
 	unsigned live; /* watches the reactor still holds */
 	bool timer_armed;
+	uint64_t timer_at_ns; /* when the armed timer fires */
 	uint64_t last_record_ns, last_pollpri_ns;
+	uint64_t suspect_ns; /* a POLLPRI no record has explained yet, or 0 */
+	struct recent_mount recent[RECENT_MAX]; /* a ring, oldest overwritten */
+	unsigned recent_next;
+	bool recent_pending;                    /* an explained POLLPRI came */
+	uint64_t recent_done_ns, recent_cost_ns;
 	struct sweep_need flags, full;
 	struct mr__table sweep;  /* mounts to look at again */
 	size_t sweep_cursor;     /* sweeping while < sweep.n */
 	bool sweep_full;         /* the sweep under way reads everything */
-	uint64_t sweep_started_ns;
+	uint64_t sweep_cpu_ns;   /* CPU time of the sweep under way's chunks */
+	uint64_t sweep_ended_ns;
 };
 
 static int fan_probe(void)
@@ -99,8 +126,22 @@ static void on_fanotify(struct mr__watch *w, int res, const void *buf, size_t le
 {
 	struct fan_state *st = w->owner;
 
-	if (mr__router_records(st->ns, res, buf, len, mr__decode_fanotify) >= 0)
-		st->last_record_ns = mr__now_ns();
+	long n = mr__router_records(st->ns, res, buf, len, mr__decode_fanotify);
+	if (n <= 0)
+		return;
+	uint64_t now = mr__now_ns();
+	const struct mr__change *c = mr__router_decoded(st->ns->r);
+
+	for (long i = 0; i < n; i++)
+		if (c[i].kind == MR__CHANGE_ATTACH) {
+			st->recent[st->recent_next] = (struct recent_mount){c[i].mnt_id, now};
+			st->recent_next = (st->recent_next + 1) % RECENT_MAX;
+		}
+	st->last_record_ns = now;
+	if (st->suspect_ns && now - st->suspect_ns < EXPLAIN_NS) {
+		st->suspect_ns = 0;
+		st->recent_pending = true;
+	}
 }
 
 static void on_mountinfo(struct mr__watch *w, int res, const void *buf, size_t len)
@@ -114,6 +155,10 @@ static void on_mountinfo(struct mr__watch *w, int res, const void *buf, size_t l
 	uint64_t now = mr__now_ns();
 
 	st->last_pollpri_ns = now;
+	if (now - st->last_record_ns < EXPLAIN_NS)
+		st->recent_pending = true;
+	else if (!st->suspect_ns)
+		st->suspect_ns = now;
 	for (struct sweep_need *n = &st->flags; n; n = n == &st->flags ? &st->full : NULL)
 		if (!n->pending) {
 			n->pending = true;
@@ -199,10 +244,11 @@ static void sweep_start(struct fan_state *st, bool full)
 	st->sweep_cursor = 0;
 	st->sweep_full = full;
 	/* A full sweep sees everything a flags sweep would. */
+	st->suspect_ns = 0;
 	st->flags.pending = false;
 	if (full)
 		st->full.pending = false;
-	st->sweep_started_ns = mr__now_ns();
+	st->sweep_cpu_ns = 0;
 	if (mr__mirror_each(&st->ns->mirror, collect, &st->sweep) < 0) {
 		/* No memory to list the mounts: a resync reads them all instead. */
 		mr__table_clear(&st->sweep);
@@ -217,6 +263,7 @@ static bool sweep_chunk(struct fan_state *st)
 
 	if (end > st->sweep.n)
 		end = st->sweep.n;
+	uint64_t cpu0 = mr__thread_cpu_ns();
 	mr__router_stamp(st->ns->r);
 	for (; st->sweep_cursor < end; st->sweep_cursor++) {
 		uint64_t id = st->sweep.v[st->sweep_cursor]->pub.id;
@@ -225,35 +272,70 @@ static bool sweep_chunk(struct fan_state *st)
 		else
 			mr__router_recheck_flags(st->ns, id);
 	}
+	st->sweep_cpu_ns += mr__thread_cpu_ns() - cpu0;
 	if (st->sweep_cursor < st->sweep.n)
 		return true;
 	mr__table_clear(&st->sweep);
-	(st->sweep_full ? &st->full : &st->flags)->cost_ns = mr__now_ns() - st->sweep_started_ns;
+	st->sweep_ended_ns = mr__now_ns();
+	(st->sweep_full ? &st->full : &st->flags)->cost_ns = st->sweep_cpu_ns;
+	mr__router_count_sweep(st->ns->r, st->sweep_cpu_ns);
 	return false;
 }
 
 static void arm_timer(struct fan_state *st, uint64_t ns)
 {
-	if (st->timer_armed)
+	struct mr__reactor *re = mr__router_reactor(st->ns->r);
+	uint64_t at = mr__now_ns() + ns;
+
+	if (st->timer_armed) {
+		/* Due sooner than the timer in flight: bring that forward. */
+		if (at < st->timer_at_ns && mr__reactor_retime(re, &st->timer, ns) == 0)
+			st->timer_at_ns = at;
 		return;
+	}
 	st->timer.timeout_ns = ns;
-	if (mr__reactor_add(mr__router_reactor(st->ns->r), &st->timer) == 0)
+	if (mr__reactor_add(re, &st->timer) == 0) {
 		st->timer_armed = true;
+		st->timer_at_ns = at;
+	}
 }
 
 /*
- * How long until a pending sweep of this weight is due: 0 now, or the
- * nanoseconds to wait (the quiet period, capped by the longest deferral).
+ * How long until a deferred sweep of this weight is due: 0 now, or the
+ * nanoseconds to wait.  It is due once DEFER_DUTY times its last cost has
+ * passed and activity paused for quiet_ns, or after max_defer_ns (or
+ * DEFER_DUTY times its last cost, if longer) however busy the namespace is.
  */
 static uint64_t due_in(const struct sweep_need *n, uint64_t now, uint64_t last_activity,
 		       uint64_t quiet_ns, uint64_t max_defer_ns)
 {
-	uint64_t max_defer = n->cost_ns * 4 > max_defer_ns ? n->cost_ns * 4 : max_defer_ns;
+	uint64_t min_wait = n->cost_ns * DEFER_DUTY;
+	uint64_t max_wait = min_wait > max_defer_ns ? min_wait : max_defer_ns;
 	uint64_t quiet = now - last_activity, waited = now - n->since_ns;
 
-	if (quiet >= quiet_ns || waited >= max_defer)
+	if (waited >= max_wait || (waited >= min_wait && quiet >= quiet_ns))
 		return 0;
-	return quiet_ns - quiet < max_defer - waited ? quiet_ns - quiet : max_defer - waited;
+	uint64_t until_quiet = quiet < quiet_ns ? quiet_ns - quiet : 0;
+	uint64_t until_min = waited < min_wait ? min_wait - waited : 0;
+	uint64_t in = until_quiet > until_min ? until_quiet : until_min;
+
+	return in < max_wait - waited ? in : max_wait - waited;
+}
+
+/* Looks again at the mounts that arrived in the last RECENT_NS. */
+static void recheck_recent(struct fan_state *st, uint64_t now)
+{
+	uint64_t cpu0 = mr__thread_cpu_ns();
+
+	mr__router_stamp(st->ns->r);
+	for (unsigned i = 0; i < RECENT_MAX; i++) {
+		const struct recent_mount *m = &st->recent[i];
+		if (m->id && now - m->at_ns < RECENT_NS)
+			mr__router_recheck_flags(st->ns, m->id);
+	}
+	st->recent_pending = false;
+	st->recent_done_ns = now;
+	st->recent_cost_ns = mr__thread_cpu_ns() - cpu0;
 }
 
 static void fan_after_batch(struct mr__ns *ns)
@@ -261,10 +343,35 @@ static void fan_after_batch(struct mr__ns *ns)
 	struct fan_state *st = ns->src;
 	uint64_t now = mr__now_ns(), wait = UINT64_MAX;
 
+	if (st->recent_pending) {
+		uint64_t at = st->recent_done_ns + st->recent_cost_ns * RECENT_DUTY;
+		if (now >= at)
+			recheck_recent(st, now);
+		else
+			wait = at - now;
+	}
 	if (st->sweep.n) {
 		if (sweep_chunk(st))
 			arm_timer(st, 0);
+		else if (wait != UINT64_MAX)
+			arm_timer(st, wait);
 		return;
+	}
+	if (st->suspect_ns) {
+		/*
+		 * No record came to explain it: most likely a remount, sweep now,
+		 * or, in a storm of them, once the router has had as much time
+		 * for records as the last sweep took.
+		 */
+		uint64_t at = st->suspect_ns + EXPLAIN_NS;
+		if (at < st->sweep_ended_ns + st->flags.cost_ns)
+			at = st->sweep_ended_ns + st->flags.cost_ns;
+		if (now >= at) {
+			st->suspect_ns = 0;
+			sweep_start(st, false);
+			goto run;
+		}
+		wait = at - now < wait ? at - now : wait;
 	}
 	if (st->full.pending) {
 		uint64_t last = st->last_record_ns > st->last_pollpri_ns ? st->last_record_ns
@@ -274,7 +381,7 @@ static void fan_after_batch(struct mr__ns *ns)
 			sweep_start(st, true);
 			goto run;
 		}
-		wait = in;
+		wait = in < wait ? in : wait;
 	}
 	if (st->flags.pending) {
 		uint64_t in = due_in(&st->flags, now, st->last_record_ns, FLAGS_QUIET_NS,

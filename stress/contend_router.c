@@ -186,6 +186,7 @@ static void *dispatch_main(void *arg)
 	struct rctx *c = arg;
 	struct pollfd p = { .fd = mr_router_fd(c->r), .events = POLLIN };
 
+	pthread_setname_np(pthread_self(), "ms-router");
 	while (!atomic_load(&c->stop)) {
 		int n = mr_router_dispatch(c->r);
 		if (n < 0 && n != -EAGAIN && n != -EINTR && n != -EBUSY && n != -ETIME) {
@@ -400,6 +401,8 @@ out:
 	res->kernel_losses = s.kernel_losses;
 	res->resyncs = s.resyncs;
 	res->resync_ns = s.resync_ns_total;
+	res->sweeps = s.sweeps;
+	res->sweep_ns = s.sweep_ns_total;
 	res->ring_drops = s.ring_drops;
 	res->loss_to_consistent_ns = c->loss_to_consistent_max;
 	if (c->dispatching) {
@@ -422,6 +425,11 @@ out:
 		struct rsub *rs = &c->subs[i];
 		struct ms_sub_result *sr = &res->subs[i];
 		struct mr_sub_stats ss = {0};
+		/*
+		 * Waves and CPU per change count the changes of the subscriber on
+		 * "/" alone, the one watcher the poller and findmnt are too.
+		 */
+		bool whole = !rs->stalled && !strcmp(rs->prefix, "/");
 
 		if (rs->s)
 			mr_sub_stats(rs->s, &ss);
@@ -439,14 +447,15 @@ out:
 			sr->seen += rs->seen[w];
 			sr->synthetic += rs->synth[w];
 			sr->expected += d->expected[w * MS_MAX_SUBS + i];
-			if (!rs->stalled) {
-				res->waves[w].seen += rs->seen[w];
-				res->waves[w].synthetic += rs->synth[w];
-				res->waves[w].expected += d->expected[w * MS_MAX_SUBS + i];
+			if (whole) {
+				res->waves[w].seen = rs->seen[w];
+				res->waves[w].synthetic = rs->synth[w];
+				res->waves[w].expected = d->expected[w * MS_MAX_SUBS + i];
 			}
 		}
+		if (whole)
+			res->changes_seen = sr->seen + sr->synthetic;
 		if (!rs->stalled) {
-			res->changes_seen += sr->seen + sr->synthetic;
 			for (size_t k = 0; k < rs->samples.n; k++)
 				ms_samples_push(&all, rs->samples.v[k].key, rs->samples.v[k].t);
 		}

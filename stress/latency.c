@@ -53,8 +53,9 @@ static int op_marks(const struct ms_storm *st, unsigned wave, const struct ms_op
 		snprintf(base, sizeof(base), "%s/stage/%s", st->root, op->rel);
 	else
 		snprintf(base, sizeof(base), "%s/g%u/m0/%s", st->root, op->group, op->rel);
-#define MARK(path, cls, t) \
-	(err = err ? err : ms_samples_push(out, ms_key_mix(ms_key(st->root, path), wave, cls), t))
+#define MARK(path, c, t)                                                                   \
+	(err = err ? err : ms_samples_push(out, ms_key_mix(ms_key(st->root, path), wave, c), t), \
+	 err ? 0 : (out->v[out->n - 1].cls = (c)))
 	switch (op->kind) {
 	case OP_MOUNT:
 		for (unsigned l = 0; l < op->depth; l++) {
@@ -124,8 +125,8 @@ void ms_latency(const struct ms_storm *st, struct ms_samples *all, struct ms_lat
 		uint64_t *ret_unmatched, const char *dat_path, const char *ts_path)
 {
 	struct ms_samples ops = {0};
-	uint64_t *lat = NULL;
-	size_t n_lat = 0, unmatched = 0;
+	uint64_t *lat = NULL, *by_class[MS_NCLASS] = {0};
+	size_t n_lat = 0, unmatched = 0, n_class[MS_NCLASS] = {0};
 
 	*ret = (struct ms_lat){0};
 	for (size_t w = 1; w < st->n_waves; w++)
@@ -136,6 +137,9 @@ void ms_latency(const struct ms_storm *st, struct ms_samples *all, struct ms_lat
 	lat = malloc((all->n + 1) * sizeof(*lat));
 	if (!lat)
 		goto out;
+	for (unsigned c = 0; c < MS_NCLASS; c++)
+		if (!(by_class[c] = malloc((all->n + 1) * sizeof(*lat))))
+			goto out;
 	for (size_t i = 0; i < all->n; i++) {
 		const struct ms_sample *s = &all->v[i];
 		size_t lo = 0, hi = ops.n;
@@ -156,12 +160,22 @@ void ms_latency(const struct ms_storm *st, struct ms_samples *all, struct ms_lat
 		 * watcher can dequeue before the storm thread took its
 		 * timestamp: that is a latency of zero, counted apart.
 		 */
-		if (ops.v[lo].t > s->t) {
+		uint64_t l = 0;
+		if (ops.v[lo].t > s->t)
 			ret->early++;
-			lat[n_lat++] = 0;
-			continue;
-		}
-		lat[n_lat++] = s->t - ops.v[lo].t;
+		else
+			l = s->t - ops.v[lo].t;
+		lat[n_lat++] = l;
+		by_class[ops.v[lo].cls][n_class[ops.v[lo].cls]++] = l;
+	}
+	for (unsigned c = 0; c < MS_NCLASS; c++) {
+		struct ms_lat_class *lc = &ret->by_class[c];
+		size_t n = n_class[c];
+
+		qsort(by_class[c], n, sizeof(uint64_t), cmp_u64);
+		*lc = (struct ms_lat_class){ .n = n, .p50 = pct(by_class[c], n, 0.50),
+					     .p99 = pct(by_class[c], n, 0.99),
+					     .max = n ? by_class[c][n - 1] : 0 };
 	}
 	if (ts_path) {
 		/* Time series, 10 ms bins from the first op: ops done vs changes seen. */
@@ -221,6 +235,8 @@ out:
 	if (ret_unmatched)
 		*ret_unmatched = unmatched;
 	free(lat);
+	for (unsigned c = 0; c < MS_NCLASS; c++)
+		free(by_class[c]);
 	free(ops.v);
 }
 

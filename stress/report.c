@@ -14,7 +14,10 @@
  *  - coalesced: changes - seen - synthetic, when positive: the watcher never
  *    reported them one by one (they fell between two reads, or the mount
  *    was gone before it could be described);
- *  - CPU per change: the watcher's CPU divided by the changes it reported.
+ *  - CPU per change: the watcher's CPU divided by the changes it reported;
+ *    for a router, those of its subscriber on "/", so that each change
+ *    counts once however many subscribers it reached.
+ * The wave table of a router is likewise that of its subscriber on "/".
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,6 +39,11 @@ static const char *status_name(int s)
 	default: return "ERROR";
 	}
 }
+
+/* enum ms_class, as the report names it. */
+static const char *const class_name[MS_NCLASS] = {
+	[MS_ARRIVE] = "arrive", [MS_DEPART] = "depart", [MS_ATTR] = "attributes",
+};
 
 static bool is_router(const struct ms_result *r)
 {
@@ -132,15 +140,24 @@ void ms_report_text(const struct ms_opts *o, const struct ms_result *r, size_t n
 		       (unsigned long long)x->lat.n, x->lat.p50 / 1e3, x->lat.p90 / 1e3,
 		       x->lat.p99 / 1e3, x->lat.p999 / 1e3, x->lat.max / 1e3,
 		       (unsigned long long)x->unmatched, (unsigned long long)x->lat.early);
+		printf("   latency by change:");
+		for (unsigned c = 0; c < MS_NCLASS; c++) {
+			const struct ms_lat_class *lc = &x->lat.by_class[c];
+			printf("%s %s n %llu p50 %.1f us p99 %.1f us max %.1f us", c ? ";" : "",
+			       class_name[c], (unsigned long long)lc->n, lc->p50 / 1e3,
+			       lc->p99 / 1e3, lc->max / 1e3);
+		}
+		printf("\n");
 		printf("   CPU %.1f ms: %.2f us per change seen", x->cpu_ns / 1e6,
 		       per(x->cpu_ns, x->changes_seen) / 1e3);
 		if (is_router(x))
 			printf(", %.2f us per event routed; %llu events, %.2f syscalls/event, "
-			       "kernel losses %llu, resyncs %llu (%.1f ms), ring drops %llu, "
-			       "loss->consistent %.1f ms",
+			       "kernel losses %llu, resyncs %llu (%.1f ms), sweeps %llu (%.1f ms), "
+			       "ring drops %llu, loss->consistent %.1f ms",
 			       per(x->cpu_ns, x->events) / 1e3, (unsigned long long)x->events,
 			       per(x->syscalls, x->events), (unsigned long long)x->kernel_losses,
 			       (unsigned long long)x->resyncs, x->resync_ns / 1e6,
+			       (unsigned long long)x->sweeps, x->sweep_ns / 1e6,
 			       (unsigned long long)x->ring_drops, x->loss_to_consistent_ns / 1e6);
 		else
 			printf(", %llu %s", (unsigned long long)x->reads,
@@ -237,6 +254,7 @@ int ms_report_json(const struct ms_opts *o, const struct ms_result *r, size_t n,
 			per(x->syscalls, x->events));
 		U("kernel_losses", x->kernel_losses); fprintf(f, ", ");
 		U("resyncs", x->resyncs); fprintf(f, ", "); U("resync_ns", x->resync_ns);
+		fprintf(f, ", "); U("sweeps", x->sweeps); fprintf(f, ", "); U("sweep_ns", x->sweep_ns);
 		fprintf(f, ", "); U("ring_drops", x->ring_drops); fprintf(f, ", ");
 		U("loss_to_consistent_ns", x->loss_to_consistent_ns); fprintf(f, ", ");
 		U("maxrss_kb", x->maxrss_kb); fprintf(f, ", "); U("wall_ns", x->wall_ns);
@@ -247,6 +265,12 @@ int ms_report_json(const struct ms_opts *o, const struct ms_result *r, size_t n,
 		U("p90", x->lat.p90); fprintf(f, ", "); U("p99", x->lat.p99); fprintf(f, ", ");
 		U("p99_9", x->lat.p999); fprintf(f, ", "); U("max", x->lat.max); fprintf(f, ", ");
 		U("early", x->lat.early);
+		for (unsigned c = 0; c < MS_NCLASS; c++) {
+			const struct ms_lat_class *lc = &x->lat.by_class[c];
+			fprintf(f, ", \"%s\": {", class_name[c]);
+			U("n", lc->n); fprintf(f, ", "); U("p50", lc->p50); fprintf(f, ", ");
+			U("p99", lc->p99); fprintf(f, ", "); U("max", lc->max); fprintf(f, "}");
+		}
 		fprintf(f, "},\n     \"waves\": [");
 		for (unsigned w = 0; w < x->n_waves; w++) {
 			const struct ms_wave_result *wr = &x->waves[w];

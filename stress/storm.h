@@ -201,9 +201,14 @@ struct ms_sub_result {
 	char diff[160];            /* first difference from the truth, if any */
 };
 
+struct ms_lat_class {
+	uint64_t n, p50, p99, max; /* ns */
+};
+
 struct ms_lat {
 	uint64_t n, p50, p90, p99, p999, max; /* ns */
 	uint64_t early; /* seen before the syscall's return was stamped */
+	struct ms_lat_class by_class[MS_NCLASS];
 };
 
 struct ms_result {
@@ -218,6 +223,7 @@ struct ms_result {
 	uint64_t cpu_ns;           /* the watcher's own CPU: router thread, poller, findmnt */
 	uint64_t events, changes_seen, changes_issued, reads;
 	uint64_t syscalls, kernel_losses, resyncs, resync_ns, ring_drops;
+	uint64_t sweeps, sweep_ns; /* fanotify: sweeps for remounts and setattr */
 	uint64_t loss_to_consistent_ns; /* first kernel loss -> every sub consistent */
 	uint64_t maxrss_kb, wall_ns, peak_mounts;
 	uint64_t unmatched; /* observations no storm op explains */
@@ -233,6 +239,7 @@ int ms_run_findmnt(struct ms_storm *st, struct ms_result *res);
 struct ms_sample {
 	uint64_t key;  /* ms_key_mix(key, wave, class) */
 	uint64_t t;    /* dequeue / observation time */
+	uint32_t cls;  /* enum ms_class; kept for ops only (the key hides it) */
 };
 
 struct ms_samples {
