@@ -421,6 +421,58 @@ static int test_stalled_subscriber(void)
 	return 0;
 }
 
+/*
+ * The way container runtimes make a read-only bind mount: MS_BIND, then at
+ * once MS_REMOUNT|MS_BIND|MS_RDONLY, many in a row.  Each remount lands
+ * among attach records; every mount must still end read-only in what the
+ * subscriber saw, whether its MOUNT already said so or a READONLY followed.
+ */
+#define RO_BINDS 40
+static int test_readonly_binds(void)
+{
+	mr_sub *s = subscribe("ro", 0, 0, 0);
+	bool seen[RO_BINDS] = {0}, ro[RO_BINDS] = {0};
+	unsigned n_ro = 0;
+	char p[64];
+
+	CHECK(s);
+	CHECK(tu_mkdir(at("src")) == 0 && tu_mkdir(at("ro")) == 0);
+	CHECK(mount("src", at("src"), "tmpfs", 0, "size=1m") == 0);
+	for (unsigned i = 0; i < RO_BINDS; i++) {
+		snprintf(p, sizeof(p), "ro/%u", i);
+		CHECK(tu_mkdir(at(p)) == 0);
+		CHECK(mount(at("src"), at(p), NULL, MS_BIND, NULL) == 0);
+		CHECK(mount(NULL, at(p), NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) == 0);
+	}
+	while (n_ro < RO_BINDS) {
+		const struct mr_event *ev = tu_next(s, WAIT_MS, false);
+		unsigned i;
+
+		if (!ev) {
+			fprintf(stderr, "%u of %u binds seen read-only\n", n_ro, RO_BINDS);
+			return T_EXIT_FAIL;
+		}
+		CHECK(sscanf(ev->path + strlen(at("ro")), "/%u", &i) == 1 && i < RO_BINDS);
+		CHECK(ev->kind == MR_EVENT_MOUNT || ev->kind == MR_EVENT_READONLY);
+		CHECK(seen[i] == (ev->kind == MR_EVENT_READONLY)); /* MOUNT first, once */
+		seen[i] = true;
+		if (!ro[i] && (ev->attr & MOUNT_ATTR_RDONLY)) {
+			ro[i] = true;
+			n_ro++;
+		}
+		mr_event_unref(ev);
+	}
+	QUIET(s);
+	for (unsigned i = 0; i < RO_BINDS; i++) {
+		snprintf(p, sizeof(p), "ro/%u", i);
+		CHECK(umount(at(p)) == 0);
+		EXPECT(s, MR_EVENT_UNMOUNT, p, NULL);
+	}
+	CHECK(umount(at("src")) == 0);
+	mr_sub_free(s);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct mr_opts o = {.size = sizeof(o)};
@@ -448,6 +500,7 @@ int main(int argc, char **argv)
 	fail |= RUN(test_kind_mask);
 	fail |= RUN(test_thousand_subscribers);
 	fail |= RUN(test_stalled_subscriber);
+	fail |= RUN(test_readonly_binds);
 
 	struct mr_stats st;
 	mr_router_stats(router, &st);
