@@ -49,6 +49,7 @@ struct rctx {
 	_Atomic bool stop, release;
 	pthread_t dispatcher;
 	bool dispatching;
+	_Atomic bool held;  /* --hold-waves: the dispatcher reads nothing */
 	int dispatch_err;
 	uint64_t dispatch_cpu_ns;
 	_Atomic uint64_t first_resync_ns; /* of the current wave */
@@ -132,8 +133,11 @@ static void apply(struct rsub *rs, const struct mr_event *ev, uint64_t t)
 			rs->synth[wave]++;
 		} else {
 			rs->seen[wave]++;
-			/* Wave 0 builds the topology: no op to match it to. */
-			if (wave > 0 && !err)
+			/*
+			 * Wave 0 builds the topology: no op to match it to; held
+			 * waves measure the hold, not the router.
+			 */
+			if (wave > 0 && wave > c->st->o->hold_waves && !err)
 				err = ms_samples_push(&rs->samples,
 						      ms_key_mix(ms_key(c->st->root, ev->path), wave,
 								 class_of(ev->kind)),
@@ -188,6 +192,10 @@ static void *dispatch_main(void *arg)
 
 	pthread_setname_np(pthread_self(), "ms-router");
 	while (!atomic_load(&c->stop)) {
+		if (atomic_load(&c->held)) {
+			poll(NULL, 0, 1);
+			continue;
+		}
 		int n = mr_router_dispatch(c->r);
 		if (n < 0 && n != -EAGAIN && n != -EINTR && n != -EBUSY && n != -ETIME) {
 			c->dispatch_err = n;
@@ -246,6 +254,11 @@ static void wave_end(void *ctx, unsigned w, struct ms_wave_result *wr)
 		if (t > loss && t - loss > c->loss_to_consistent_max)
 			c->loss_to_consistent_max = t - loss;
 	}
+}
+
+static void hold(void *ctx, bool on)
+{
+	atomic_store(&((struct rctx *)ctx)->held, on);
 }
 
 static void release_stalled(void *ctx)
@@ -375,6 +388,8 @@ int ms_run_router(struct ms_storm *st, const char *source, struct ms_result *res
 	d->wave_begin = wave_begin;
 	d->wave_end = wave_end;
 	d->release_stalled = release_stalled;
+	if (c->dispatching)
+		d->hold = hold;
 	for (unsigned i = 0; i < c->n_subs; i++) {
 		d->prefix[i] = c->subs[i].prefix;
 		d->stalled[i] = c->subs[i].stalled;

@@ -74,10 +74,17 @@ int ms_drive(struct ms_driver *d)
 		struct ms_wave_result *wr = &res->waves[w];
 		uint64_t net[MS_NCLASS] = {0};
 
+		/* Held waves: the watcher reads nothing until the last one is done. */
+		bool held = d->hold && w >= 1 && w <= st->o->hold_waves;
+
 		atomic_store(&st->cur_wave, w);
 		if (d->wave_begin)
 			d->wave_begin(d->ctx, w);
+		if (held && w == 1)
+			d->hold(d->ctx, true);
 		err = ms_wave_run(st, wave);
+		if (held && w == st->o->hold_waves)
+			d->hold(d->ctx, false);
 		snprintf(wr->name, sizeof(wr->name), "%s", wave->name);
 		wr->ops = (uint32_t)wave->n_ops;
 		wr->failed = wave->failed;
@@ -126,8 +133,8 @@ int ms_drive(struct ms_driver *d)
 		unsigned limit = failed && d->settle_ms > 1000 ? 1000 : d->settle_ms;
 		uint64_t deadline = ms_now_ns() + (uint64_t)limit * 1000000u;
 		int bad = -1;
-		wr->consistent = 0;
-		for (;;) {
+		wr->consistent = held && w < st->o->hold_waves ? -1 : 0;
+		while (wr->consistent == 0) {
 			if (all_consistent(d, truth, false, expected_cum, w, &bad, why, sizeof(why))) {
 				wr->consistent = 1;
 				wr->settle_ns = ms_now_ns() - wave->t_end;
@@ -150,7 +157,8 @@ int ms_drive(struct ms_driver *d)
 		if (d->verbose)
 			fprintf(stderr, "mountstorm: %s wave %u %-10s ops %5zu net %6llu settle %8.2f ms %s\n",
 				res->name, w, wave->name, wave->n_ops, (unsigned long long)wr->net,
-				(double)wr->settle_ns / 1e6, wr->consistent ? "ok" : why);
+				(double)wr->settle_ns / 1e6,
+				wr->consistent == 1 ? "ok" : wr->consistent < 0 ? "held" : why);
 		struct ms_table t = before;
 		before = after;
 		after = t;

@@ -23,6 +23,11 @@ struct ms_driver {
 	void (*wave_begin)(void *ctx, unsigned w);
 	void (*wave_end)(void *ctx, unsigned w, struct ms_wave_result *wr);
 	void (*release_stalled)(void *ctx);
+	/*
+	 * Stops (true) or resumes (false) the watcher's reading of the kernel,
+	 * for --hold-waves; NULL for watchers that cannot be held.
+	 */
+	void (*hold)(void *ctx, bool on);
 };
 
 /*

@@ -44,6 +44,9 @@ static void usage(FILE *f)
 		"  --stall-capacity N  ring slots of the stalled subscriber (64)\n"
 		"  --queue-notes N     watch_mount: notification pipe slots, 1-512; small\n"
 		"                      values force kernel losses and resyncs (library default)\n"
+		"  --hold-waves N      routers read nothing from the kernel during waves 1..N,\n"
+		"                      so that its queue overflows (fanotify holds 16,384\n"
+		"                      records): times the recovery from a loss (0)\n"
 		"  --settle-ms MS      per-wave limit to reach consistency (10000)\n"
 		"  --contenders LIST   watch_mount,fanotify,mountinfo,poller,findmnt\n"
 		"  --router-thread     run the router with mr_router_start(), not our dispatch loop\n"
@@ -70,7 +73,7 @@ static int parse_args(int argc, char **argv, struct ms_opts *o)
 {
 	enum { O_TOTAL = 256, O_PEERS, O_MEMBERS, O_NOSLAVE, O_NOUNB, O_MOUNTS, O_DEPTH,
 	       O_THREADS, O_RATE, O_SUBS, O_STALL, O_QNOTES, O_SETTLE, O_CONT, O_RTHREAD, O_JSON,
-	       O_PLOT, O_NOPLOT, O_QUICK, O_VERBOSE, O_HELP };
+	       O_PLOT, O_NOPLOT, O_QUICK, O_VERBOSE, O_HOLD, O_HELP };
 	static const struct option lo[] = {
 		{ "total", 1, 0, O_TOTAL }, { "peers", 1, 0, O_PEERS },
 		{ "members", 1, 0, O_MEMBERS }, { "no-slave", 0, 0, O_NOSLAVE },
@@ -82,6 +85,7 @@ static int parse_args(int argc, char **argv, struct ms_opts *o)
 		{ "contenders", 1, 0, O_CONT }, { "router-thread", 0, 0, O_RTHREAD },
 		{ "json", 1, 0, O_JSON }, { "plot", 1, 0, O_PLOT }, { "no-plot", 0, 0, O_NOPLOT },
 		{ "quick", 0, 0, O_QUICK }, { "verbose", 0, 0, O_VERBOSE },
+		{ "hold-waves", 1, 0, O_HOLD },
 		{ "help", 0, 0, O_HELP }, { 0 } };
 	bool quick_sizes[4] = { false };
 	int c, err = 0;
@@ -113,6 +117,7 @@ static int parse_args(int argc, char **argv, struct ms_opts *o)
 		case O_NOPLOT: o->plot = NULL; break;
 		case O_QUICK: o->quick = true; break;
 		case O_VERBOSE: o->verbose = true; break;
+		case O_HOLD: err = parse_uint(optarg, &o->hold_waves); break;
 		case O_HELP: usage(stdout); exit(0);
 		default: return -EINVAL;
 		}

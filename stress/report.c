@@ -110,7 +110,7 @@ void ms_report_text(const struct ms_opts *o, const struct ms_result *r, size_t n
 			       (unsigned long long)wr->seen, (unsigned long long)wr->synthetic,
 			       (unsigned long long)coalesced(wr->expected, wr->seen, wr->synthetic),
 			       (unsigned long long)wr->kernel_losses, (double)wr->settle_ns / 1e6,
-			       wr->consistent == 1 ? "yes" : wr->consistent == 0 ? "NO" : "-",
+			       wr->consistent == 1 ? "yes" : wr->consistent == 0 ? "NO" : "held",
 			       wr->issued != UINT64_MAX && wr->issued != wr->net ? "  (model != diff)"
 										 : "");
 		}

@@ -46,6 +46,7 @@ struct ms_opts {
 	unsigned subs;     /* subscribers per router contender */
 	unsigned stall_capacity; /* ring slots of the stalled subscriber */
 	unsigned queue_notes;    /* watch_mount: notification pipe slots (0: the library's) */
+	unsigned hold_waves;     /* routers read nothing during waves 1..hold_waves */
 	unsigned settle_ms;      /* per-wave limit for reaching consistency */
 	unsigned alt_settle_ms;  /* same, for the alternatives (they may lag) */
 	bool router_thread;      /* mr_router_start instead of our dispatch loop */
@@ -185,9 +186,9 @@ struct ms_wave_result {
 	char name[16];
 	uint32_t ops, failed;
 	uint64_t issued, net;       /* whole namespace: model and listmount diff */
-	uint64_t expected, seen, synthetic; /* summed over measured subscribers */
+	uint64_t expected, seen, synthetic; /* routers: of the subscriber on "/" */
 	uint64_t op_ns, settle_ns;
-	int32_t consistent;         /* -1 not checked */
+	int32_t consistent;         /* -1 not checked (held) */
 	uint64_t kernel_losses, ring_drops, resyncs;
 };
 
