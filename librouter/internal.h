@@ -329,6 +329,11 @@ struct mr__reactor_stats {
 	uint64_t enters, completions, rearms, nobufs;
 };
 void mr__reactor_stats(const struct mr__reactor *re, struct mr__reactor_stats *ret);
+/*
+ * True when completions are ready, or (5.19+) wait for the router to enter
+ * the kernel: work that can be split should stop and let them through.
+ */
+bool mr__reactor_completions_waiting(struct mr__reactor *re);
 
 /* ---- probe.c: what the running kernel offers, asked once ---- */
 

@@ -58,13 +58,20 @@ int mr__reactor_new(const struct mr__reactor_opts *o, struct mr__reactor **ret)
 
 	/*
 	 * COOP_TASKRUN: completions are posted when we next enter the kernel
-	 * rather than by interrupting the router thread.  Not SINGLE_ISSUER:
-	 * the ring is made on the caller's thread and driven by the router's.
+	 * rather than by interrupting the router thread; TASKRUN_FLAG (5.19)
+	 * says when some wait for that, so long work can stop for them.  Not
+	 * SINGLE_ISSUER: the ring is made on the caller's thread and driven by
+	 * the router's.
 	 */
-	p.flags = IORING_SETUP_COOP_TASKRUN;
-	err = io_uring_queue_init_params(o->entries ? o->entries : 256, &re->ring, &p);
-	if (err == -EINVAL) {
+	static const unsigned setups[] = {
+		IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
+		IORING_SETUP_COOP_TASKRUN,
+		0,
+	};
+	err = -EINVAL;
+	for (size_t i = 0; i < MR__ARRAY_SIZE(setups) && err == -EINVAL; i++) {
 		memset(&p, 0, sizeof(p));
+		p.flags = setups[i];
 		err = io_uring_queue_init_params(o->entries ? o->entries : 256, &re->ring, &p);
 	}
 	if (err < 0) {
@@ -348,6 +355,12 @@ int mr__reactor_drain(struct mr__reactor *re, unsigned timeout_ms)
 		mr__reactor_reap(re, NULL, NULL);
 	}
 	return re->n_armed ? -ETIMEDOUT : 0;
+}
+
+bool mr__reactor_completions_waiting(struct mr__reactor *re)
+{
+	return io_uring_cq_ready(&re->ring) ||
+	       (IO_URING_READ_ONCE(*re->ring.sq.kflags) & IORING_SQ_TASKRUN);
 }
 
 void mr__reactor_stats(const struct mr__reactor *re, struct mr__reactor_stats *ret)

@@ -33,10 +33,11 @@
  *  - a full sweep reads everything, options included, for the remount that
  *    changes filesystem options only (tmpfs size=...); it is always a
  *    deferred one, after FULL_QUIET_NS without any POLLPRI or record.
- * Both run in chunks of SWEEP_CHUNK mounts, one per router step, so records
- * read meanwhile are routed between chunks (a chunk holds them up by about
- * 0.1 ms); a POLLPRI during a sweep asks for another, since the mount that
- * changed may be behind the cursor.  A timer keeps deferred and unfinished
+ * Both run in slices of at most SWEEP_STEP_NS per router step, and a slice
+ * ends early when completions wait (looked at every SWEEP_LOOK mounts,
+ * about 20 us), so records read meanwhile are routed between slices without
+ * waiting for the sweep; a POLLPRI during a sweep asks for another, since
+ * the mount that changed may be behind the cursor.  A timer keeps deferred and unfinished
  * sweeps going when nothing else wakes the router.
  */
 #include <errno.h>
@@ -58,7 +59,8 @@
 #define FLAGS_MAX_DEFER_NS 50000000ull   /* 50 ms */
 #define FULL_QUIET_NS 50000000ull        /* 50 ms */
 #define FULL_MAX_DEFER_NS 1000000000ull  /* 1 s */
-#define SWEEP_CHUNK 64
+#define SWEEP_STEP_NS 1000000ull         /* 1 ms */
+#define SWEEP_LOOK 16
 
 /* A mount that arrived lately, when it did. */
 struct recent_mount {
@@ -259,13 +261,14 @@ static void sweep_start(struct fan_state *st, bool full)
 /* Looks at the next chunk; returns true while mounts are left. */
 static bool sweep_chunk(struct fan_state *st)
 {
-	size_t end = st->sweep_cursor + SWEEP_CHUNK;
+	struct mr__reactor *re = mr__router_reactor(st->ns->r);
+	uint64_t cpu0 = mr__thread_cpu_ns(), until = mr__now_ns() + SWEEP_STEP_NS;
 
-	if (end > st->sweep.n)
-		end = st->sweep.n;
-	uint64_t cpu0 = mr__thread_cpu_ns();
 	mr__router_stamp(st->ns->r);
-	for (; st->sweep_cursor < end; st->sweep_cursor++) {
+	for (unsigned n = 0; st->sweep_cursor < st->sweep.n; st->sweep_cursor++, n++) {
+		if (n && n % SWEEP_LOOK == 0 &&
+		    (mr__reactor_completions_waiting(re) || mr__now_ns() >= until))
+			break;
 		uint64_t id = st->sweep.v[st->sweep_cursor]->pub.id;
 		if (st->sweep_full)
 			mr__router_recheck(st->ns, id);
