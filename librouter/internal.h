@@ -44,6 +44,7 @@ struct mr__mount {
 	_Atomic uint32_t refs;
 	uint32_t old_id;      /* mountinfo's reused 32-bit ID (0: unknown) */
 	uint32_t sb_flags;    /* SB_RDONLY etc. from statmount, 0 if unknown */
+	uint32_t sb_opts;     /* mr__sb_opts_hash() of the superblock's own options */
 	uint32_t seen;        /* mirror diff generation (router thread only) */
 	uint32_t path_len;
 	char str[];
@@ -61,6 +62,14 @@ struct mr__mount {
 
 /* Copies @f (and its strings; NULL strings become "") into a new record, refs = 1. */
 struct mr__mount *mr__mount_new(const struct mr_mount *f, uint32_t old_id, uint32_t sb_flags);
+/*
+ * A digest of a superblock's own options (statmount's mnt_opts, mountinfo's
+ * super options): when it or sb_flags changes, every mount of that
+ * superblock changed, whether or not the kernel said so for each.
+ */
+uint32_t mr__sb_opts_hash(const char *opts);
+/* The superblock under @a changed from what @b had (same mount, two looks). */
+bool mr__mount_sb_changed(const struct mr__mount *a, const struct mr__mount *b);
 struct mr__mount *mr__mount_ref(struct mr__mount *m);
 void mr__mount_unref(struct mr__mount *m);
 /* True if every field the user sees (path, options, attr, ...) is equal. */
@@ -459,9 +468,10 @@ void mr__router_recheck(struct mr__ns *ns, uint64_t mnt_id);
 /*
  * The same, looking only at flags, parent and propagation first and reading
  * the rest only if one of them changed.  Misses a change of filesystem
- * options alone (tmpfs size=...), which a full recheck sees.
+ * options alone (tmpfs size=...), which a full recheck sees.  Returns true
+ * when it looked again in full.
  */
-void mr__router_recheck_flags(struct mr__ns *ns, uint64_t mnt_id);
+bool mr__router_recheck_flags(struct mr__ns *ns, uint64_t mnt_id);
 /* A change already resolved to records (mountinfo diff, sweeps). */
 void mr__router_emit(struct mr__ns *ns, uint32_t kind, struct mr__mount *old,
 		     struct mr__mount *now, uint32_t flags);

@@ -35,6 +35,7 @@ struct mr__mount *mr__mount_new(const struct mr_mount *f, uint32_t old_id, uint3
 	atomic_init(&m->refs, 1);
 	m->old_id = old_id;
 	m->sb_flags = sb_flags;
+	m->sb_opts = 0;
 	m->seen = 0;
 	m->path_len = (uint32_t)len[0];
 
@@ -75,6 +76,20 @@ void mr__mount_unref(struct mr__mount *m)
 	 */
 	if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) == 1)
 		mr__free(m);
+}
+
+uint32_t mr__sb_opts_hash(const char *opts)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (const unsigned char *p = (const unsigned char *)opts; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h;
+}
+
+bool mr__mount_sb_changed(const struct mr__mount *a, const struct mr__mount *b)
+{
+	return a->sb_flags != b->sb_flags || a->sb_opts != b->sb_opts;
 }
 
 bool mr__mount_same(const struct mr__mount *a, const struct mr__mount *b)

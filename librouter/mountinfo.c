@@ -329,6 +329,7 @@ static int parse_line(char *l, size_t len, char *opts, struct mr__mount **ret)
 			  id, sb_flags);
 	if (!m)
 		return -ENOMEM;
+	m->sb_opts = mr__sb_opts_hash(sopts);
 	*ret = m;
 	return 0;
 }

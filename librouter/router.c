@@ -364,6 +364,49 @@ static void refresh_below(struct mr__ns *ns, uint64_t mnt_id)
 	r->refreshing = false;
 }
 
+struct same_sb {
+	uint32_t major, minor;
+	uint64_t except;
+	struct mr__table t;
+};
+
+static int collect_same_sb(struct mr__mount *m, void *arg)
+{
+	struct same_sb *s = arg;
+
+	if (m->pub.dev_major != s->major || m->pub.dev_minor != s->minor || m->pub.id == s->except)
+		return 0;
+	return mr__table_push(&s->t, mr__mount_ref(m));
+}
+
+/*
+ * A remount of the superblock itself (options, read-only) changes every
+ * mount of it, but sources may report only the mount it was made on
+ * (watch_mount does): look at the others again.  Sources that reported
+ * them already find nothing left to do.
+ */
+static void refresh_superblock(struct mr__ns *ns, const struct mr__mount *m)
+{
+	struct same_sb s = {.major = m->pub.dev_major, .minor = m->pub.dev_minor,
+			    .except = m->pub.id};
+	mr_router *r = ns->r;
+
+	if (mr__mirror_each(&ns->mirror, collect_same_sb, &s) < 0) {
+		mr__table_clear(&s.t);
+		mr__free(s.t.v);
+		mr__router_loss(ns);
+		return;
+	}
+	r->refreshing = true;
+	for (size_t i = 0; i < s.t.n; i++) {
+		struct mr__change sub = {.kind = MR__CHANGE_SETATTR, .mnt_id = s.t.v[i]->pub.id};
+		apply_change(ns, &sub);
+	}
+	r->refreshing = false;
+	mr__table_clear(&s.t);
+	mr__free(s.t.v);
+}
+
 static void apply_change(struct mr__ns *ns, const struct mr__change *c)
 {
 	struct mr__mount *now = NULL, *old;
@@ -428,10 +471,13 @@ static void apply_change(struct mr__ns *ns, const struct mr__change *c)
 		 */
 		kind = change_kind(old, now);
 	}
+	bool sb_changed = old && mr__mount_sb_changed(old, now);
 	mr__router_emit(ns, kind, old, now, flags);
 	mr__mirror_put(&ns->mirror, now);
 	if (kind == MR_EVENT_MOVE && !ns->r->refreshing)
 		refresh_below(ns, c->mnt_id);
+	else if (sb_changed && !ns->r->refreshing)
+		refresh_superblock(ns, now);
 }
 
 void mr__router_change(struct mr__ns *ns, const struct mr__change *c)
@@ -472,7 +518,7 @@ void mr__router_recheck(struct mr__ns *ns, uint64_t mnt_id)
 	apply_change(ns, &c);
 }
 
-void mr__router_recheck_flags(struct mr__ns *ns, uint64_t mnt_id)
+bool mr__router_recheck_flags(struct mr__ns *ns, uint64_t mnt_id)
 {
 	struct mr__mount *m = mr__mirror_get(&ns->mirror, mnt_id);
 	struct mr__mount_basic b;
@@ -480,14 +526,17 @@ void mr__router_recheck_flags(struct mr__ns *ns, uint64_t mnt_id)
 	int err;
 
 	if (!m)
-		return;
+		return false;
 	err = mr__statmount_basic(ns->id, mnt_id, &calls, &b);
 	mr__router_count_syscalls(ns->r, calls);
 	if (err == -ENOENT)
-		return; /* its detach record says the rest */
+		return false; /* its detach record says the rest */
 	if (err < 0 || b.attr != m->pub.attr || b.sb_flags != m->sb_flags ||
-	    b.propagation != m->pub.propagation || b.parent_id != m->pub.parent_id)
+	    b.propagation != m->pub.propagation || b.parent_id != m->pub.parent_id) {
 		mr__router_recheck(ns, mnt_id);
+		return true;
+	}
+	return false;
 }
 
 /* ---- overrun subscribers ---- */

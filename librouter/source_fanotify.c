@@ -14,25 +14,27 @@
  *  - with no record within EXPLAIN_NS on either side, it is most likely a
  *    remount or mount_setattr(2): a flags sweep starts at once, or, in a
  *    storm of them, once the router has had as much time for records as the
- *    last sweep took (sweeps then take at most half of its time);
+ *    last sweep took (sweeps then take at most half of its time).  If that
+ *    sweep finds nothing changed, the remount most likely changed
+ *    filesystem options only: a full sweep follows, on the same terms;
  *  - among records, it is most likely theirs, but may hide a remount.  The
  *    common one, a bind mount made read-only straight after (MS_BIND, then
  *    MS_REMOUNT|MS_BIND|MS_RDONLY), is caught by looking again at the mounts
  *    that arrived in the last RECENT_NS (at most RECENT_MAX, at most
  *    1/RECENT_DUTY of the router's time).  Any other is caught by a deferred
- *    sweep, and deferred sweeps take at most 1/DEFER_DUTY of the router's
- *    time: one waits until DEFER_DUTY times its last CPU time has passed and
- *    records paused for its quiet period, or at most its longest deferral
- *    (or DEFER_DUTY times its last CPU time, if longer): about 1 s for a
- *    10,000-mount flags sweep, 50 ms for a 100-mount one.
+ *    sweep, and deferred sweeps of each weight take at most 1/DEFER_DUTY of
+ *    the router's time: one waits until DEFER_DUTY times its last CPU time
+ *    has passed and records paused for its quiet period, or at most its
+ *    longest deferral (or DEFER_DUTY times its last CPU time, if longer):
+ *    about 2 s for a 10,000-mount flags sweep, 50 ms for a 100-mount one.
  * Sweeps come in two weights:
  *  - a flags sweep reads each mount's flags, parent and propagation
  *    (statmount without strings, ~2.5x cheaper) and looks a mount up in
  *    full only when one of them moved: read-only flips, mount_setattr(2) and
  *    propagation changes;
  *  - a full sweep reads everything, options included, for the remount that
- *    changes filesystem options only (tmpfs size=...); it is always a
- *    deferred one, after FULL_QUIET_NS without any POLLPRI or record.
+ *    changes filesystem options only (tmpfs size=...); deferred, it waits
+ *    for FULL_QUIET_NS without any POLLPRI or record.
  * Both run in slices of at most SWEEP_STEP_NS per router step, and a slice
  * ends early when completions wait (looked at every SWEEP_LOOK mounts,
  * about 20 us), so records read meanwhile are routed between slices without
@@ -54,7 +56,7 @@
 #define RECENT_NS 10000000ull            /* 10 ms */
 #define RECENT_MAX 128
 #define RECENT_DUTY 50
-#define DEFER_DUTY 100
+#define DEFER_DUTY 200
 #define FLAGS_QUIET_NS 1000000ull        /* 1 ms */
 #define FLAGS_MAX_DEFER_NS 50000000ull   /* 50 ms */
 #define FULL_QUIET_NS 50000000ull        /* 50 ms */
@@ -90,6 +92,9 @@ struct fan_state {
 	struct mr__table sweep;  /* mounts to look at again */
 	size_t sweep_cursor;     /* sweeping while < sweep.n */
 	bool sweep_full;         /* the sweep under way reads everything */
+	bool sweep_suspect;      /* it answers a POLLPRI no record explained */
+	size_t sweep_found;      /* mounts it found changed */
+	bool full_now;           /* a full sweep is due, not deferred */
 	uint64_t sweep_cpu_ns;   /* CPU time of the sweep under way's chunks */
 	uint64_t sweep_ended_ns;
 };
@@ -242,6 +247,8 @@ static int collect(struct mr__mount *m, void *arg)
 
 static void sweep_start(struct fan_state *st, bool full)
 {
+	bool suspect = st->suspect_ns != 0;
+
 	mr__table_clear(&st->sweep);
 	st->sweep_cursor = 0;
 	st->sweep_full = full;
@@ -249,7 +256,9 @@ static void sweep_start(struct fan_state *st, bool full)
 	st->suspect_ns = 0;
 	st->flags.pending = false;
 	if (full)
-		st->full.pending = false;
+		st->full.pending = st->full_now = false;
+	st->sweep_suspect = !full && suspect;
+	st->sweep_found = 0;
 	st->sweep_cpu_ns = 0;
 	if (mr__mirror_each(&st->ns->mirror, collect, &st->sweep) < 0) {
 		/* No memory to list the mounts: a resync reads them all instead. */
@@ -258,8 +267,8 @@ static void sweep_start(struct fan_state *st, bool full)
 	}
 }
 
-/* Looks at the next chunk; returns true while mounts are left. */
-static bool sweep_chunk(struct fan_state *st)
+/* Looks at the next slice of the sweep; returns true while mounts are left. */
+static bool sweep_slice(struct fan_state *st)
 {
 	struct mr__reactor *re = mr__router_reactor(st->ns->r);
 	uint64_t cpu0 = mr__thread_cpu_ns(), until = mr__now_ns() + SWEEP_STEP_NS;
@@ -273,7 +282,7 @@ static bool sweep_chunk(struct fan_state *st)
 		if (st->sweep_full)
 			mr__router_recheck(st->ns, id);
 		else
-			mr__router_recheck_flags(st->ns, id);
+			st->sweep_found += mr__router_recheck_flags(st->ns, id);
 	}
 	st->sweep_cpu_ns += mr__thread_cpu_ns() - cpu0;
 	if (st->sweep_cursor < st->sweep.n)
@@ -282,6 +291,12 @@ static bool sweep_chunk(struct fan_state *st)
 	st->sweep_ended_ns = mr__now_ns();
 	(st->sweep_full ? &st->full : &st->flags)->cost_ns = st->sweep_cpu_ns;
 	mr__router_count_sweep(st->ns->r, st->sweep_cpu_ns);
+	/*
+	 * A POLLPRI nothing explained, not records nor flags: most likely a
+	 * remount that changed filesystem options only.  Look at those too.
+	 */
+	if (st->sweep_suspect && !st->sweep_found)
+		st->full_now = true;
 	return false;
 }
 
@@ -341,10 +356,58 @@ static void recheck_recent(struct fan_state *st, uint64_t now)
 	st->recent_cost_ns = mr__thread_cpu_ns() - cpu0;
 }
 
+/*
+ * The next sweep: 0 when one is due now (*full says which weight), else the
+ * nanoseconds until one is, or UINT64_MAX when none is asked for.
+ */
+static uint64_t next_sweep(struct fan_state *st, uint64_t now, bool *full)
+{
+	/* In a storm of remounts, sweeps leave the router as much time as they take. */
+	uint64_t free_at = st->sweep_ended_ns + st->flags.cost_ns, at, in, best = UINT64_MAX;
+
+	if (st->full_now) {
+		at = st->sweep_ended_ns + st->full.cost_ns;
+		if (now >= at) {
+			*full = true;
+			return 0;
+		}
+		best = at - now;
+	}
+	if (st->suspect_ns) {
+		/* No record came to explain it: most likely a remount. */
+		at = st->suspect_ns + EXPLAIN_NS > free_at ? st->suspect_ns + EXPLAIN_NS : free_at;
+		if (now >= at) {
+			*full = false;
+			return 0;
+		}
+		best = at - now < best ? at - now : best;
+	}
+	if (st->full.pending) {
+		uint64_t last = st->last_record_ns > st->last_pollpri_ns ? st->last_record_ns
+									   : st->last_pollpri_ns;
+		in = due_in(&st->full, now, last, FULL_QUIET_NS, FULL_MAX_DEFER_NS);
+		if (!in) {
+			*full = true;
+			return 0;
+		}
+		best = in < best ? in : best;
+	}
+	if (st->flags.pending) {
+		in = due_in(&st->flags, now, st->last_record_ns, FLAGS_QUIET_NS, FLAGS_MAX_DEFER_NS);
+		if (!in) {
+			*full = false;
+			return 0;
+		}
+		best = in < best ? in : best;
+	}
+	return best;
+}
+
 static void fan_after_batch(struct mr__ns *ns)
 {
 	struct fan_state *st = ns->src;
-	uint64_t now = mr__now_ns(), wait = UINT64_MAX;
+	uint64_t now = mr__now_ns(), wait = UINT64_MAX, in;
+	bool swept = false, full;
 
 	if (st->recent_pending) {
 		uint64_t at = st->recent_done_ns + st->recent_cost_ns * RECENT_DUTY;
@@ -354,55 +417,27 @@ static void fan_after_batch(struct mr__ns *ns)
 			wait = at - now;
 	}
 	if (st->sweep.n) {
-		if (sweep_chunk(st))
+		if (sweep_slice(st)) {
 			arm_timer(st, 0);
-		else if (wait != UINT64_MAX)
-			arm_timer(st, wait);
-		return;
-	}
-	if (st->suspect_ns) {
-		/*
-		 * No record came to explain it: most likely a remount, sweep now,
-		 * or, in a storm of them, once the router has had as much time
-		 * for records as the last sweep took.
-		 */
-		uint64_t at = st->suspect_ns + EXPLAIN_NS;
-		if (at < st->sweep_ended_ns + st->flags.cost_ns)
-			at = st->sweep_ended_ns + st->flags.cost_ns;
-		if (now >= at) {
-			st->suspect_ns = 0;
-			sweep_start(st, false);
-			goto run;
+			return;
 		}
-		wait = at - now < wait ? at - now : wait;
+		swept = true;
+		now = mr__now_ns();
 	}
-	if (st->full.pending) {
-		uint64_t last = st->last_record_ns > st->last_pollpri_ns ? st->last_record_ns
-									   : st->last_pollpri_ns;
-		uint64_t in = due_in(&st->full, now, last, FULL_QUIET_NS, FULL_MAX_DEFER_NS);
-		if (!in) {
-			sweep_start(st, true);
-			goto run;
+	in = next_sweep(st, now, &full);
+	if (in == 0 && !swept) {
+		/* One slice a step: completions that came meanwhile go first. */
+		sweep_start(st, full);
+		if (sweep_slice(st)) {
+			arm_timer(st, 0);
+			return;
 		}
-		wait = in < wait ? in : wait;
+		in = next_sweep(st, mr__now_ns(), &full);
 	}
-	if (st->flags.pending) {
-		uint64_t in = due_in(&st->flags, now, st->last_record_ns, FLAGS_QUIET_NS,
-				     FLAGS_MAX_DEFER_NS);
-		if (!in) {
-			sweep_start(st, false);
-			goto run;
-		}
-		wait = in < wait ? in : wait;
-	}
+	if (in < wait)
+		wait = in;
 	if (wait != UINT64_MAX)
 		arm_timer(st, wait);
-	return;
-run:
-	if (sweep_chunk(st))
-		arm_timer(st, 0);
-	else if (st->full.pending)
-		arm_timer(st, FULL_QUIET_NS);
 }
 
 static void fan_close(struct mr__ns *ns, struct mr__reactor *re)

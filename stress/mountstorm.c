@@ -40,6 +40,7 @@ static void usage(FILE *f)
 		"  --depth D           nesting of the mounts a mount wave makes (2, max %d)\n"
 		"  --threads T         threads issuing each wave (1)\n"
 		"  --rate OPS          operations per second, 0 for as fast as possible (0)\n"
+		"  --build-at-max      build up to --total as fast as possible, pace the rest\n"
 		"  --subs S            subscribers per router, one of them stalled (8, max %d)\n"
 		"  --stall-capacity N  ring slots of the stalled subscriber (64)\n"
 		"  --queue-notes N     watch_mount: notification pipe slots, 1-512; small\n"
@@ -73,7 +74,7 @@ static int parse_args(int argc, char **argv, struct ms_opts *o)
 {
 	enum { O_TOTAL = 256, O_PEERS, O_MEMBERS, O_NOSLAVE, O_NOUNB, O_MOUNTS, O_DEPTH,
 	       O_THREADS, O_RATE, O_SUBS, O_STALL, O_QNOTES, O_SETTLE, O_CONT, O_RTHREAD, O_JSON,
-	       O_PLOT, O_NOPLOT, O_QUICK, O_VERBOSE, O_HOLD, O_HELP };
+	       O_PLOT, O_NOPLOT, O_QUICK, O_VERBOSE, O_HOLD, O_BUILDMAX, O_HELP };
 	static const struct option lo[] = {
 		{ "total", 1, 0, O_TOTAL }, { "peers", 1, 0, O_PEERS },
 		{ "members", 1, 0, O_MEMBERS }, { "no-slave", 0, 0, O_NOSLAVE },
@@ -85,7 +86,7 @@ static int parse_args(int argc, char **argv, struct ms_opts *o)
 		{ "contenders", 1, 0, O_CONT }, { "router-thread", 0, 0, O_RTHREAD },
 		{ "json", 1, 0, O_JSON }, { "plot", 1, 0, O_PLOT }, { "no-plot", 0, 0, O_NOPLOT },
 		{ "quick", 0, 0, O_QUICK }, { "verbose", 0, 0, O_VERBOSE },
-		{ "hold-waves", 1, 0, O_HOLD },
+		{ "hold-waves", 1, 0, O_HOLD }, { "build-at-max", 0, 0, O_BUILDMAX },
 		{ "help", 0, 0, O_HELP }, { 0 } };
 	bool quick_sizes[4] = { false };
 	int c, err = 0;
@@ -118,6 +119,7 @@ static int parse_args(int argc, char **argv, struct ms_opts *o)
 		case O_QUICK: o->quick = true; break;
 		case O_VERBOSE: o->verbose = true; break;
 		case O_HOLD: err = parse_uint(optarg, &o->hold_waves); break;
+		case O_BUILDMAX: o->build_at_max = true; break;
 		case O_HELP: usage(stdout); exit(0);
 		default: return -EINVAL;
 		}

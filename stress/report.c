@@ -79,15 +79,18 @@ static void cpu_model(char *out, size_t len)
 void ms_report_text(const struct ms_opts *o, const struct ms_result *r, size_t n)
 {
 	struct utsname u;
-	char cpu[128];
+	char cpu[128], rate[64] = "max";
 
+	if (o->rate)
+		snprintf(rate, sizeof(rate), "%u ops/s%s", o->rate,
+			 o->build_at_max ? " after a build-up at max" : "");
 	uname(&u);
 	cpu_model(cpu, sizeof(cpu));
 	printf("mountstorm: %u live mounts, %u peer groups x %u members%s%s, %u ops/wave, depth %u, "
 	       "%u thread(s), rate %s, %u subscribers\n",
 	       o->total, o->peers, o->members, o->slave ? " + slave" : "",
 	       o->unbindable ? " + unbindable" : "", o->mounts, o->depth, o->threads,
-	       o->rate ? "fixed" : "max", o->subs);
+	       rate, o->subs);
 	printf("kernel %s, %s, %ld CPUs, mountrouter %s\n\n", u.release, cpu,
 	       sysconf(_SC_NPROCESSORS_ONLN), mr_version());
 
@@ -233,6 +236,8 @@ int ms_report_json(const struct ms_opts *o, const struct ms_result *r, size_t n,
 					   o->slave ? "true" : "false", o->unbindable ? "true" : "false");
 	U("mounts_per_wave", o->mounts); fprintf(f, ", "); U("depth", o->depth); fprintf(f, ", ");
 	U("threads", o->threads); fprintf(f, ", "); U("rate", o->rate); fprintf(f, ", ");
+	fprintf(f, "\"build_at_max\": %s, ", o->build_at_max ? "true" : "false");
+	U("hold_waves", o->hold_waves); fprintf(f, ", ");
 	U("subs", o->subs); fprintf(f, ", "); U("stall_capacity", o->stall_capacity);
 	fprintf(f, ", \"router_thread\": %s},\n  \"contenders\": [", o->router_thread ? "true" : "false");
 	for (size_t i = 0; i < n; i++) {

@@ -47,6 +47,7 @@ struct ms_opts {
 	unsigned stall_capacity; /* ring slots of the stalled subscriber */
 	unsigned queue_notes;    /* watch_mount: notification pipe slots (0: the library's) */
 	unsigned hold_waves;     /* routers read nothing during waves 1..hold_waves */
+	bool build_at_max;       /* --rate paces every wave but the build-up ones */
 	unsigned settle_ms;      /* per-wave limit for reaching consistency */
 	unsigned alt_settle_ms;  /* same, for the alternatives (they may lag) */
 	bool router_thread;      /* mr_router_start instead of our dispatch loop */

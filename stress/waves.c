@@ -461,11 +461,14 @@ int ms_wave_run(struct ms_storm *st, struct ms_wave *w)
 		w->t_end = ms_now_ns();
 		return err;
 	}
+	/* Build waves are the only ones made of OP_MOUNT and OP_BIND. */
+	bool build = w->kind == OP_MOUNT || w->kind == OP_BIND;
+	unsigned rate = build && st->o->build_at_max ? 0 : st->o->rate;
 	for (unsigned i = 0; i < n; i++) {
 		r[i] = (struct runner){
 			.st = st, .w = w,
 			.from = w->n_ops * i / n, .to = w->n_ops * (i + 1) / n,
-			.interval_ns = st->o->rate ? 1000000000ull * n / st->o->rate : 0,
+			.interval_ns = rate ? 1000000000ull * n / rate : 0,
 		};
 	}
 	/* One thread: run inline, so a single-threaded storm has no thread overhead at all. */

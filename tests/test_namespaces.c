@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +28,18 @@
 
 static char root[256];
 static mr_router *router;
+
+/*
+ * Children go when the test does, even when it stops at a failed check: a
+ * child left behind would hold the test's output open and turn the failure
+ * into a ctest timeout.
+ */
+static void die_with_parent(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() == 1)
+		_exit(1);
+}
 
 /* A child in its own mount namespace that mounts what it reads from a pipe. */
 struct child {
@@ -59,6 +72,7 @@ static int child_start(struct child *c)
 		return -1;
 	c->pid = fork();
 	if (c->pid == 0) {
+		die_with_parent();
 		close(to[1]);
 		close(from[0]);
 		_exit(child_main(to[0], from[1]));
@@ -163,6 +177,7 @@ static int test_many_namespaces(void)
 		pids[i] = fork();
 		if (pids[i] == 0) {
 			char b;
+			die_with_parent();
 			if (unshare(CLONE_NEWNS) < 0 ||
 			    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 				_exit(1);

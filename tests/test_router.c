@@ -162,6 +162,22 @@ static int test_lifecycle(void)
 	mr_event_unref(ev);
 	EXPECT(all, MR_EVENT_ATTR, "a", NULL);
 
+	/* a remount that changes filesystem options only: ATTR, old and new options */
+	CHECK(mount(NULL, at("a"), NULL, MS_REMOUNT, "size=2m") == 0);
+	ev = tu_next(a, WAIT_MS, false);
+	CHECK(ev && ev->kind == MR_EVENT_ATTR);
+	CHECK(strstr(ev->options, "size=2048k") && strstr(ev->old_options, "size=1024k"));
+	mr_event_unref(ev);
+	/* its bind mount /c shares the superblock: its options changed too (any order) */
+	for (int i = 0, seen_a = 0, seen_c = 0; i < 2; i++) {
+		ev = tu_next(all, WAIT_MS, false);
+		CHECK(ev && ev->kind == MR_EVENT_ATTR);
+		seen_a += !strcmp(ev->path, at("a"));
+		seen_c += !strcmp(ev->path, at("c"));
+		mr_event_unref(ev);
+		CHECK(seen_a <= 1 && seen_c <= 1);
+	}
+
 	/* unmount */
 	CHECK(umount(at("c")) == 0);
 	EXPECT(all, MR_EVENT_UNMOUNT, "c", NULL);
