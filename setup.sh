@@ -10,7 +10,7 @@ packages=(
 	# library dependencies
 	liburing-dev libjemalloc-dev libck-dev
 	# benchmarks and tools
-	libbenchmark-dev hyperfine gnuplot-nox
+	libbenchmark-dev hyperfine gnuplot-nox jq
 	# tests: findmnt, unshare, tmux for the terminal test
 	util-linux mount tmux
 	# the project's kernel (kernel/build.sh) and its VM runner
