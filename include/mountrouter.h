@@ -186,6 +186,7 @@ struct mr_stats {
 	uint64_t subscribers;
 	uint64_t mounts;         /* mounts in all mirrors */
 	uint64_t resync_ns_total; /* time spent in resyncs */
+	uint64_t resync_cpu_ns_total; /* router CPU time spent in them */
 	uint64_t sweeps;         /* table sweeps for changes the source cannot name
 				    (fanotify: remounts, mount_setattr) */
 	uint64_t sweep_ns_total; /* router CPU time spent in them */

@@ -75,7 +75,8 @@ struct mr_router {
 
 	/* Counters, written by the router thread, read anywhere. */
 	_Atomic uint64_t records_read, events_routed, deliveries, ring_drops, kernel_losses,
-		resyncs, syscalls, enters, bad_records, resync_ns_total, sweeps, sweep_ns_total;
+		resyncs, syscalls, enters, bad_records, resync_ns_total, resync_cpu_ns_total, sweeps,
+		sweep_ns_total;
 	_Atomic uint64_t n_subs, n_ns, n_mounts;
 };
 
@@ -315,7 +316,7 @@ static void resync(struct mr__ns *ns)
 {
 	mr_router *r = ns->r;
 	struct mr__table fresh = {0};
-	uint64_t t0 = mr__now_ns();
+	uint64_t t0 = mr__now_ns(), cpu0 = mr__thread_cpu_ns();
 
 	ns->resync_pending = false;
 	if (ns->ops->read_table(ns, &fresh) < 0) {
@@ -332,6 +333,7 @@ static void resync(struct mr__ns *ns)
 	mr__table_clear(&fresh);
 	count(&r->resyncs, 1);
 	count(&r->resync_ns_total, mr__now_ns() - t0);
+	count(&r->resync_cpu_ns_total, mr__thread_cpu_ns() - cpu0);
 }
 
 /* ---- changes read from the kernel ---- */
@@ -1190,6 +1192,7 @@ int mr_router_stats(const mr_router *r, struct mr_stats *ret)
 		.subscribers = LOAD(n_subs),
 		.mounts = LOAD(n_mounts),
 		.resync_ns_total = LOAD(resync_ns_total),
+		.resync_cpu_ns_total = LOAD(resync_cpu_ns_total),
 		.sweeps = LOAD(sweeps),
 		.sweep_ns_total = LOAD(sweep_ns_total),
 	};

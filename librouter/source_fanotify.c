@@ -95,7 +95,7 @@ struct fan_state {
 	bool sweep_suspect;      /* it answers a POLLPRI no record explained */
 	size_t sweep_found;      /* mounts it found changed */
 	bool full_now;           /* a full sweep is due, not deferred */
-	uint64_t sweep_cpu_ns;   /* CPU time of the sweep under way's chunks */
+	uint64_t sweep_cpu_ns;   /* CPU time of the sweep under way so far */
 	uint64_t sweep_ended_ns;
 };
 

@@ -416,6 +416,7 @@ out:
 	res->kernel_losses = s.kernel_losses;
 	res->resyncs = s.resyncs;
 	res->resync_ns = s.resync_ns_total;
+	res->resync_cpu_ns = s.resync_cpu_ns_total;
 	res->sweeps = s.sweeps;
 	res->sweep_ns = s.sweep_ns_total;
 	res->ring_drops = s.ring_drops;

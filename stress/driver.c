@@ -106,6 +106,7 @@ int ms_drive(struct ms_driver *d)
 			snprintf(res->reason, sizeof(res->reason), "ground truth: %s", strerror(-err));
 			goto out;
 		}
+		wr->mounts = after.n;
 		if (after.n > res->peak_mounts)
 			res->peak_mounts = after.n;
 		ms_table_diff(&before, &after, "/", net);

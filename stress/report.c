@@ -155,11 +155,11 @@ void ms_report_text(const struct ms_opts *o, const struct ms_result *r, size_t n
 		       per(x->cpu_ns, x->changes_seen) / 1e3);
 		if (is_router(x))
 			printf(", %.2f us per event routed; %llu events, %.2f syscalls/event, "
-			       "kernel losses %llu, resyncs %llu (%.1f ms), sweeps %llu (%.1f ms), "
+			       "kernel losses %llu, resyncs %llu (%.1f ms, %.1f ms CPU), sweeps %llu (%.1f ms CPU), "
 			       "ring drops %llu, loss->consistent %.1f ms",
 			       per(x->cpu_ns, x->events) / 1e3, (unsigned long long)x->events,
 			       per(x->syscalls, x->events), (unsigned long long)x->kernel_losses,
-			       (unsigned long long)x->resyncs, x->resync_ns / 1e6,
+			       (unsigned long long)x->resyncs, x->resync_ns / 1e6, x->resync_cpu_ns / 1e6,
 			       (unsigned long long)x->sweeps, x->sweep_ns / 1e6,
 			       (unsigned long long)x->ring_drops, x->loss_to_consistent_ns / 1e6);
 		else
@@ -259,6 +259,7 @@ int ms_report_json(const struct ms_opts *o, const struct ms_result *r, size_t n,
 			per(x->syscalls, x->events));
 		U("kernel_losses", x->kernel_losses); fprintf(f, ", ");
 		U("resyncs", x->resyncs); fprintf(f, ", "); U("resync_ns", x->resync_ns);
+		fprintf(f, ", "); U("resync_cpu_ns", x->resync_cpu_ns);
 		fprintf(f, ", "); U("sweeps", x->sweeps); fprintf(f, ", "); U("sweep_ns", x->sweep_ns);
 		fprintf(f, ", "); U("ring_drops", x->ring_drops); fprintf(f, ", ");
 		U("loss_to_consistent_ns", x->loss_to_consistent_ns); fprintf(f, ", ");
@@ -287,7 +288,8 @@ int ms_report_json(const struct ms_opts *o, const struct ms_result *r, size_t n,
 				fprintf(f, "\"modelled\": null, ");
 			else
 				U("modelled", wr->issued), fprintf(f, ", ");
-			U("net_diff", wr->net); fprintf(f, ", "); U("changes", wr->expected);
+			U("net_diff", wr->net); fprintf(f, ", "); U("mounts", wr->mounts);
+			fprintf(f, ", "); U("changes", wr->expected);
 			fprintf(f, ", "); U("seen", wr->seen); fprintf(f, ", ");
 			U("synthetic", wr->synthetic); fprintf(f, ", ");
 			U("coalesced", coalesced(wr->expected, wr->seen, wr->synthetic));

@@ -187,6 +187,7 @@ struct ms_wave_result {
 	char name[16];
 	uint32_t ops, failed;
 	uint64_t issued, net;       /* whole namespace: model and listmount diff */
+	uint64_t mounts;            /* whole namespace after the wave */
 	uint64_t expected, seen, synthetic; /* routers: of the subscriber on "/" */
 	uint64_t op_ns, settle_ns;
 	int32_t consistent;         /* -1 not checked (held) */
@@ -224,7 +225,7 @@ struct ms_result {
 	struct ms_lat lat;
 	uint64_t cpu_ns;           /* the watcher's own CPU: router thread, poller, findmnt */
 	uint64_t events, changes_seen, changes_issued, reads;
-	uint64_t syscalls, kernel_losses, resyncs, resync_ns, ring_drops;
+	uint64_t syscalls, kernel_losses, resyncs, resync_ns, resync_cpu_ns, ring_drops;
 	uint64_t sweeps, sweep_ns; /* fanotify: sweeps for remounts and setattr */
 	uint64_t loss_to_consistent_ns; /* first kernel loss -> every sub consistent */
 	uint64_t maxrss_kb, wall_ns, peak_mounts;
