@@ -131,12 +131,14 @@ void mw_stats_print(struct mw_stats *s, const mr_router *r, FILE *f)
 		(unsigned long long)s->synthetic, s->synthetic == 1 ? "" : "s");
 	fprintf(f, "mountwatch: router: %llu records read, %llu events routed, %llu syscalls "
 		   "(%llu io_uring_enter), %.2f syscalls/event, %llu bad records, "
-		   "%llu kernel losses, %llu resyncs, %llu namespaces, %llu mounts\n",
+		   "%llu kernel losses, %llu resyncs, %llu sweeps (%.1f ms CPU), %llu namespaces, "
+		   "%llu mounts\n",
 		(unsigned long long)rs.records_read, (unsigned long long)rs.events_routed,
 		(unsigned long long)rs.syscalls, (unsigned long long)rs.io_uring_enters,
 		rs.events_routed ? (double)rs.syscalls / (double)rs.events_routed : 0.0,
 		(unsigned long long)rs.bad_records, (unsigned long long)rs.kernel_losses,
-		(unsigned long long)rs.resyncs, (unsigned long long)rs.namespaces,
+		(unsigned long long)rs.resyncs, (unsigned long long)rs.sweeps,
+		(double)rs.sweep_ns_total / 1e6, (unsigned long long)rs.namespaces,
 		(unsigned long long)rs.mounts);
 	fprintf(f, "mountwatch: latency (kernel read to print):");
 	if (!s->n_lat) {
