@@ -26,7 +26,8 @@
  *    the router's time: one waits until DEFER_DUTY times its last CPU time
  *    has passed and records paused for its quiet period, or at most its
  *    longest deferral (or DEFER_DUTY times its last CPU time, if longer):
- *    about 2 s for a 10,000-mount flags sweep, 50 ms for a 100-mount one.
+ *    about 2 s for a 10,000-mount flags sweep (6 s for a full one), 50 ms
+ *    (1 s) for a 100-mount table.
  * Sweeps come in two weights:
  *  - a flags sweep reads each mount's flags, parent and propagation
  *    (statmount without strings, ~2.5x cheaper) and looks a mount up in
