@@ -137,7 +137,7 @@ static void apply(struct rsub *rs, const struct mr_event *ev, uint64_t t)
 			 * Wave 0 builds the topology: no op to match it to; held
 			 * waves measure the hold, not the router.
 			 */
-			if (wave > 0 && wave > c->st->o->hold_waves && !err)
+			if (wave > c->st->o->hold_waves && !err)
 				err = ms_samples_push(&rs->samples,
 						      ms_key_mix(ms_key(c->st->root, ev->path), wave,
 								 class_of(ev->kind)),

@@ -145,6 +145,11 @@ static int parse_args(int argc, char **argv, struct ms_opts *o)
 		fprintf(stderr, "mountstorm: option out of range (see --help)\n");
 		return -EINVAL;
 	}
+	if (o->hold_waves && o->router_thread) {
+		/* Only our own dispatch loop can stop reading. */
+		fprintf(stderr, "mountstorm: --hold-waves cannot be used with --router-thread\n");
+		return -EINVAL;
+	}
 	if (o->mounts < o->depth)
 		o->mounts = o->depth;
 	return 0;
