@@ -38,6 +38,7 @@ struct rsub {
 	uint64_t seen[MS_MAX_WAVES], synth[MS_MAX_WAVES];
 	uint64_t misrouted, brackets, overruns_seen, snapshots_seen;
 	uint64_t overrun_router_ns, recovery_ns_max;
+	uint64_t applied, lost_told; /* events applied; drops OVERRUN markers told of */
 	uint64_t cpu_ns;
 };
 
@@ -78,6 +79,7 @@ static void apply(struct rsub *rs, const struct mr_event *ev, uint64_t t)
 	char mopts[96];
 	int err = 0;
 
+	rs->applied++;
 	switch (ev->kind) {
 	case MR_EVENT_SNAPSHOT:
 		ms_view_clear(&rs->view);
@@ -101,6 +103,7 @@ static void apply(struct rsub *rs, const struct mr_event *ev, uint64_t t)
 		break;
 	case MR_EVENT_OVERRUN:
 		rs->overruns_seen++;
+		rs->lost_told += ev->lost;
 		rs->overrun_router_ns = ev->time_ns;
 		break;
 	case MR_EVENT_RESYNC_BEGIN: {
@@ -214,9 +217,26 @@ static void *dispatch_main(void *arg)
 static int check(void *ctx, unsigned i, const struct ms_table *truth, char *why, size_t len)
 {
 	struct rsub *rs = &((struct rctx *)ctx)->subs[i];
+	struct mr_sub_stats ss = {0};
+	bool ok;
 
+	/*
+	 * A view is judged once its reader has applied all the router gave it
+	 * and been told of every drop: a subscriber half-way through its ring
+	 * can match the truth for a moment (its backlog of old changes passing
+	 * through the final state) and then move on from it.
+	 */
+	if (rs->s)
+		mr_sub_stats(rs->s, &ss);
 	pthread_mutex_lock(&rs->lock);
-	bool ok = ms_view_matches(&rs->view, truth, rs->prefix, why, len);
+	if (rs->applied < ss.delivered || rs->lost_told < ss.dropped) {
+		snprintf(why, len, "catching up: %llu of %llu events read, told of %llu of %llu drops",
+			 (unsigned long long)rs->applied, (unsigned long long)ss.delivered,
+			 (unsigned long long)rs->lost_told, (unsigned long long)ss.dropped);
+		ok = false;
+	} else {
+		ok = ms_view_matches(&rs->view, truth, rs->prefix, why, len);
+	}
 	pthread_mutex_unlock(&rs->lock);
 	if (rs->err) {
 		snprintf(why, len, "reader: %s", strerror(-rs->err));
