@@ -69,7 +69,7 @@ struct bench_route *bench_route_new(size_t subs, size_t matching, unsigned depth
 		struct mr_mount f = {.id = 42, .parent_id = 1, .path = path, .root = "/",
 				     .source = "bench", .fstype = "tmpfs",
 				     .options = i ? "rw,nosuid" : "rw", .attr = i ? 2 : 0};
-		b->rec[i] = mr__mount_new(&f, 0, 0);
+		b->rec[i] = mr__mount_new(&f, 0, 0, 0);
 	}
 	mr__mirror_put(&b->ns->mirror, mr__mount_ref(b->rec[0]));
 

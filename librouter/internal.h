@@ -60,8 +60,12 @@ struct mr__mount {
 #define MR__SB_DIRSYNC 0x00000080u
 #define MR__SB_LAZYTIME 0x02000000u
 
-/* Copies @f (and its strings; NULL strings become "") into a new record, refs = 1. */
-struct mr__mount *mr__mount_new(const struct mr_mount *f, uint32_t old_id, uint32_t sb_flags);
+/*
+ * Copies @f (and its strings; NULL strings become "") into a new record,
+ * refs = 1.  @sb_opts: mr__sb_opts_hash() of the superblock's own options.
+ */
+struct mr__mount *mr__mount_new(const struct mr_mount *f, uint32_t old_id, uint32_t sb_flags,
+				uint32_t sb_opts);
 /*
  * A digest of a superblock's own options (statmount's mnt_opts, mountinfo's
  * super options): when it or sb_flags changes, every mount of that

@@ -215,9 +215,7 @@ static struct mr__mount *sm_to_mount(const struct mr_statmount *sm, size_t cap, 
 				  .fstype = type,
 				  .options = opts,
 			  },
-			  sm->mnt_id_old, sb_flags);
-	if (m)
-		m->sb_opts = mr__sb_opts_hash(fsopts);
+			  sm->mnt_id_old, sb_flags, mr__sb_opts_hash(fsopts));
 	mr__free(scratch);
 	if (!m)
 		*ret_err = -ENOMEM;

@@ -10,7 +10,8 @@
 #include "internal.h"
 #include "mountrouter-uapi.h"
 
-struct mr__mount *mr__mount_new(const struct mr_mount *f, uint32_t old_id, uint32_t sb_flags)
+struct mr__mount *mr__mount_new(const struct mr_mount *f, uint32_t old_id, uint32_t sb_flags,
+				uint32_t sb_opts)
 {
 	const char *src[5] = { f->path, f->root, f->source, f->fstype, f->options };
 	size_t len[5], total = sizeof(struct mr__mount);
@@ -35,7 +36,7 @@ struct mr__mount *mr__mount_new(const struct mr_mount *f, uint32_t old_id, uint3
 	atomic_init(&m->refs, 1);
 	m->old_id = old_id;
 	m->sb_flags = sb_flags;
-	m->sb_opts = 0;
+	m->sb_opts = sb_opts;
 	m->seen = 0;
 	m->path_len = (uint32_t)len[0];
 

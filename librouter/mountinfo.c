@@ -326,10 +326,9 @@ static int parse_line(char *l, size_t len, char *opts, struct mr__mount **ret)
 				  .fstype = fstype,
 				  .options = opts,
 			  },
-			  id, sb_flags);
+			  id, sb_flags, mr__sb_opts_hash(sopts));
 	if (!m)
 		return -ENOMEM;
-	m->sb_opts = mr__sb_opts_hash(sopts);
 	*ret = m;
 	return 0;
 }

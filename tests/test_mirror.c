@@ -23,7 +23,7 @@ static struct mr__mount *mk(uint64_t id, uint64_t parent, const char *path, cons
 						 .source = "src",
 						 .fstype = "tmpfs",
 						 .options = opts },
-			     (uint32_t)id, 0);
+			     (uint32_t)id, 0, 0);
 }
 
 static uint32_t refs(const struct mr__mount *m)
@@ -33,7 +33,7 @@ static uint32_t refs(const struct mr__mount *m)
 
 static int test_mount_new(void)
 {
-	struct mr__mount *m = mr__mount_new(&(struct mr_mount){ .id = 7, .path = "/a b" }, 3, 0);
+	struct mr__mount *m = mr__mount_new(&(struct mr_mount){ .id = 7, .path = "/a b" }, 3, 0, 0);
 
 	CHECK(m);
 	CHECK(m->pub.id == 7 && m->old_id == 3 && refs(m) == 1 && m->path_len == 4);
@@ -56,10 +56,10 @@ static int test_mount_same(void)
 	struct mr_mount base = { .id = 1, .parent_id = 2, .attr = 0, .propagation = 4,
 				 .dev_major = 8, .dev_minor = 1, .path = "/x", .root = "/",
 				 .source = "s", .fstype = "ext4", .options = "rw" };
-	struct mr__mount *a = mr__mount_new(&base, 1, 0), *b;
+	struct mr__mount *a = mr__mount_new(&base, 1, 0, 0), *b;
 
 	CHECK(a);
-	b = mr__mount_new(&base, 99, 0); /* old_id is not user-visible */
+	b = mr__mount_new(&base, 99, 0, 0); /* old_id is not user-visible */
 	CHECK(b && mr__mount_same(a, b));
 	mr__mount_unref(b);
 
@@ -82,7 +82,7 @@ static int test_mount_same(void)
 		case 10: x.options = "ro"; break;
 		case 11: sb = MR__SB_RDONLY; break;
 		}
-		b = mr__mount_new(&x, 1, sb);
+		b = mr__mount_new(&x, 1, sb, 0);
 		CHECK(b);
 		if (mr__mount_same(a, b)) {
 			fprintf(stderr, "field %d not compared\n", f);
@@ -114,7 +114,7 @@ static int test_mount_readonly(void)
 	for (size_t i = 0; i < MR__ARRAY_SIZE(cases); i++) {
 		struct mr__mount *m = mr__mount_new(
 			&(struct mr_mount){ .attr = cases[i].attr, .options = cases[i].opts }, 0,
-			cases[i].sb);
+			cases[i].sb, 0);
 
 		CHECK(m);
 		CHECK(mr__mount_readonly(m) == cases[i].ro);
