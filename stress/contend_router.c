@@ -32,7 +32,8 @@ struct rsub {
 	bool running;
 	pthread_mutex_t lock; /* view: the reader applies, the driver checks */
 	struct ms_view view;
-	struct ms_samples samples;
+	struct ms_samples samples;      /* (change, dequeued at) */
+	struct ms_samples read_samples; /* (change, the router read it at) */
 	int err;
 	_Atomic bool primed;  /* first SNAPSHOT applied */
 	uint64_t seen[MS_MAX_WAVES], synth[MS_MAX_WAVES];
@@ -140,11 +141,13 @@ static void apply(struct rsub *rs, const struct mr_event *ev, uint64_t t)
 			 * Wave 0 builds the topology: no op to match it to; held
 			 * waves measure the hold, not the router.
 			 */
-			if (wave > c->st->o->hold_waves && !err)
-				err = ms_samples_push(&rs->samples,
-						      ms_key_mix(ms_key(c->st->root, ev->path), wave,
-								 class_of(ev->kind)),
-						      t);
+			if (wave > c->st->o->hold_waves && !err) {
+				uint64_t key = ms_key_mix(ms_key(c->st->root, ev->path), wave,
+							  class_of(ev->kind));
+				err = ms_samples_push(&rs->samples, key, t);
+				if (!err)
+					err = ms_samples_push(&rs->read_samples, key, ev->time_ns);
+			}
 		}
 		break;
 	}
@@ -455,7 +458,8 @@ out:
 		res->cpu_ns = proc > ours ? proc - ours : 0;
 	}
 
-	struct ms_samples all = {0};
+	struct ms_samples all = {0}, all_read = {0};
+	uint64_t unmatched_read = 0;
 	res->n_subs = c->n_subs;
 	for (unsigned i = 0; i < c->n_subs; i++) {
 		struct rsub *rs = &c->subs[i];
@@ -494,13 +498,18 @@ out:
 		if (!rs->stalled) {
 			for (size_t k = 0; k < rs->samples.n; k++)
 				ms_samples_push(&all, rs->samples.v[k].key, rs->samples.v[k].t);
+			for (size_t k = 0; k < rs->read_samples.n; k++)
+				ms_samples_push(&all_read, rs->read_samples.v[k].key,
+						rs->read_samples.v[k].t);
 		}
 		if (rs->err && !res->reason[0])
 			snprintf(res->reason, sizeof(res->reason), "reader %s: %s", rs->prefix,
 				 strerror(-rs->err));
 	}
 	ms_latency_files(st, &all, res);
+	ms_latency(st, &all_read, &res->router_lat, &unmatched_read, NULL, NULL);
 	free(all.v);
+	free(all_read.v);
 	res->maxrss_kb = ms_maxrss_kb();
 
 	bool consistent = err == 0;
@@ -522,6 +531,7 @@ out:
 		mr_sub_free(c->subs[i].s);
 		ms_view_free(&c->subs[i].view);
 		free(c->subs[i].samples.v);
+		free(c->subs[i].read_samples.v);
 		pthread_mutex_destroy(&c->subs[i].lock);
 	}
 	mr_router_free(c->r);

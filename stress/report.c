@@ -50,6 +50,24 @@ static bool is_router(const struct ms_result *r)
 	return strcmp(r->name, "poller") && strcmp(r->name, "findmnt");
 }
 
+/* "n N  p50 .. us  p90 ..  p99 ..  p99.9 ..  max .." of one latency set. */
+static void print_lat(const struct ms_lat *l)
+{
+	printf("n %llu  p50 %.1f us  p90 %.1f us  p99 %.1f us  p99.9 %.1f us  max %.1f us",
+	       (unsigned long long)l->n, l->p50 / 1e3, l->p90 / 1e3, l->p99 / 1e3, l->p999 / 1e3,
+	       l->max / 1e3);
+}
+
+static void print_lat_by_class(const struct ms_lat *l)
+{
+	for (unsigned c = 0; c < MS_NCLASS; c++) {
+		const struct ms_lat_class *lc = &l->by_class[c];
+		printf("%s %s n %llu p50 %.1f us p99 %.1f us max %.1f us", c ? ";" : "", class_name[c],
+		       (unsigned long long)lc->n, lc->p50 / 1e3, lc->p99 / 1e3, lc->max / 1e3);
+	}
+	printf("\n");
+}
+
 static uint64_t coalesced(uint64_t expected, uint64_t seen, uint64_t synth)
 {
 	return expected > seen + synth ? expected - seen - synth : 0;
@@ -138,19 +156,18 @@ void ms_report_text(const struct ms_opts *o, const struct ms_result *r, size_t n
 					printf("      first difference: %s\n", sr->diff);
 			}
 		}
-		printf("   latency (op return -> watcher has it): n %llu  p50 %.1f us  p90 %.1f us  "
-		       "p99 %.1f us  p99.9 %.1f us  max %.1f us  (unmatched %llu, early %llu)\n",
-		       (unsigned long long)x->lat.n, x->lat.p50 / 1e3, x->lat.p90 / 1e3,
-		       x->lat.p99 / 1e3, x->lat.p999 / 1e3, x->lat.max / 1e3,
-		       (unsigned long long)x->unmatched, (unsigned long long)x->lat.early);
+		printf("   latency (op return -> watcher has it): ");
+		print_lat(&x->lat);
+		printf(" (unmatched %llu, early %llu)\n", (unsigned long long)x->unmatched,
+		       (unsigned long long)x->lat.early);
 		printf("   latency by change:");
-		for (unsigned c = 0; c < MS_NCLASS; c++) {
-			const struct ms_lat_class *lc = &x->lat.by_class[c];
-			printf("%s %s n %llu p50 %.1f us p99 %.1f us max %.1f us", c ? ";" : "",
-			       class_name[c], (unsigned long long)lc->n, lc->p50 / 1e3,
-			       lc->p99 / 1e3, lc->max / 1e3);
+		print_lat_by_class(&x->lat);
+		if (is_router(x) && x->router_lat.n) {
+			printf("   of which the router's (op return -> router read it): ");
+			print_lat(&x->router_lat);
+			printf("\n   the router's by change:");
+			print_lat_by_class(&x->router_lat);
 		}
-		printf("\n");
 		printf("   CPU %.1f ms: %.2f us per change seen", x->cpu_ns / 1e6,
 		       per(x->cpu_ns, x->changes_seen) / 1e3);
 		if (is_router(x))
@@ -213,6 +230,25 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* ,\n "name": {"n": .., "p50": .., ..., "arrive": {..}, ...} */
+static void json_lat(FILE *f, const char *name, const struct ms_lat *l)
+{
+#define U(k, v) fprintf(f, "\"%s\": %llu", k, (unsigned long long)(v))
+	fprintf(f, ",\n     \"%s\": {", name);
+	U("n", l->n); fprintf(f, ", "); U("p50", l->p50); fprintf(f, ", ");
+	U("p90", l->p90); fprintf(f, ", "); U("p99", l->p99); fprintf(f, ", ");
+	U("p99_9", l->p999); fprintf(f, ", "); U("max", l->max); fprintf(f, ", ");
+	U("early", l->early);
+	for (unsigned c = 0; c < MS_NCLASS; c++) {
+		const struct ms_lat_class *lc = &l->by_class[c];
+		fprintf(f, ", \"%s\": {", class_name[c]);
+		U("n", lc->n); fprintf(f, ", "); U("p50", lc->p50); fprintf(f, ", ");
+		U("p99", lc->p99); fprintf(f, ", "); U("max", lc->max); fprintf(f, "}");
+	}
+	fprintf(f, "}");
+#undef U
+}
+
 int ms_report_json(const struct ms_opts *o, const struct ms_result *r, size_t n, const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -266,18 +302,10 @@ int ms_report_json(const struct ms_opts *o, const struct ms_result *r, size_t n,
 		U("maxrss_kb", x->maxrss_kb); fprintf(f, ", "); U("wall_ns", x->wall_ns);
 		fprintf(f, ", "); U("peak_mounts", x->peak_mounts); fprintf(f, ", ");
 		U("unmatched", x->unmatched);
-		fprintf(f, ",\n     \"latency_ns\": {");
-		U("n", x->lat.n); fprintf(f, ", "); U("p50", x->lat.p50); fprintf(f, ", ");
-		U("p90", x->lat.p90); fprintf(f, ", "); U("p99", x->lat.p99); fprintf(f, ", ");
-		U("p99_9", x->lat.p999); fprintf(f, ", "); U("max", x->lat.max); fprintf(f, ", ");
-		U("early", x->lat.early);
-		for (unsigned c = 0; c < MS_NCLASS; c++) {
-			const struct ms_lat_class *lc = &x->lat.by_class[c];
-			fprintf(f, ", \"%s\": {", class_name[c]);
-			U("n", lc->n); fprintf(f, ", "); U("p50", lc->p50); fprintf(f, ", ");
-			U("p99", lc->p99); fprintf(f, ", "); U("max", lc->max); fprintf(f, "}");
-		}
-		fprintf(f, "},\n     \"waves\": [");
+		json_lat(f, "latency_ns", &x->lat);
+		if (is_router(x))
+			json_lat(f, "router_latency_ns", &x->router_lat);
+		fprintf(f, ",\n     \"waves\": [");
 		for (unsigned w = 0; w < x->n_waves; w++) {
 			const struct ms_wave_result *wr = &x->waves[w];
 			fprintf(f, "%s\n       {\"name\": ", w ? "," : "");

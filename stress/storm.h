@@ -223,6 +223,12 @@ struct ms_result {
 	struct ms_wave_result waves[MS_MAX_WAVES];
 	struct ms_sub_result subs[MS_MAX_SUBS];
 	struct ms_lat lat;
+	/*
+	 * Routers: from the syscall's return to the router reading the change
+	 * (the event's time_ns), the library's part of lat without the wake-up
+	 * and scheduling of the subscriber's thread.
+	 */
+	struct ms_lat router_lat;
 	uint64_t cpu_ns;           /* the watcher's own CPU: router thread, poller, findmnt */
 	uint64_t events, changes_seen, changes_issued, reads;
 	uint64_t syscalls, kernel_losses, resyncs, resync_ns, resync_cpu_ns, ring_drops;
