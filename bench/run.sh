@@ -117,16 +117,16 @@ watch_mount does (the qemu section: no sweeps), and so would a BPF program
 on \`path_mount()\` and \`mount_setattr(2)\`, but this host's kernel loads no
 BPF tracing programs (EPERM) and has no kprobes.  Latency: at 2,000
 operations a second the router had arriving mounts in hand within $r_arrive
-us and leaving ones within $r_depart us (p99); the rest of the p99 is the
-subscriber's thread waiting for one of two CPUs the storm keeps busy, and
-for attribute changes, the sweeps.  A mount that arrives
-costs one statmount with strings, for which the kernel allocates and frees
-12 KiB (3 x PATH_MAX) charged to the memory cgroup: in a perf profile of the
-router thread in a flat-out storm (1,723 samples), statmount was in 50% of
-them and the library's own code in 8%.  On two CPUs shared with the storm,
-a flat-out storm queues behind it.  Coalesced changes are flaps (a mount
-made and lazily unmounted at once): gone before anyone can look them up,
-for every watcher.
+us and leaving ones within $r_depart us (p99); the rest of the p99 lies
+between the router waking the subscriber's thread and that thread running,
+on two CPUs the storm keeps busy, and for attribute changes in the sweeps.
+A mount that arrives costs one statmount with strings, for which the kernel
+allocates and frees 12 KiB (3 x PATH_MAX) charged to the memory cgroup: in a
+perf profile of the router thread in a flat-out storm (1,723 samples),
+statmount was in 50% of them and the library's own code in 8%.  On two CPUs
+shared with the storm, a flat-out storm queues behind it.  Coalesced
+changes are flaps (a mount made and lazily unmounted at once): gone before
+anyone can look them up, for every watcher.
 
 TGT
 }
