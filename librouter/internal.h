@@ -79,6 +79,12 @@ void mr__mount_unref(struct mr__mount *m);
 /* True if every field the user sees (path, options, attr, ...) is equal. */
 bool mr__mount_same(const struct mr__mount *a, const struct mr__mount *b);
 bool mr__mount_readonly(const struct mr__mount *m);
+/*
+ * True if what a remount, mount_setattr(2) or a propagation change can
+ * change is equal (flags, propagation, superblock, options), whoever read
+ * the two records (statmount or mountinfo; paths and IDs are not compared).
+ */
+bool mr__mount_attrs_same(const struct mr__mount *a, const struct mr__mount *b);
 
 /* ---- table.c: a growable array of mount records (a read of the whole table) ---- */
 
@@ -89,6 +95,15 @@ struct mr__table {
 
 int mr__table_push(struct mr__table *t, struct mr__mount *m); /* takes the reference */
 void mr__table_clear(struct mr__table *t);                    /* drops references */
+
+/* ---- order.c: parents before children ---- */
+
+/*
+ * Orders @v so that a mount whose parent is also in @v comes after it
+ * (@reverse: before it, the order to announce unmounts in); otherwise the
+ * order is kept.  O(n log n).  0 or -ENOMEM (@v is then unchanged).
+ */
+int mr__order_parents_first(struct mr__mount **v, size_t n, bool reverse);
 
 /* ---- mountinfo.c: parse /proc/PID/mountinfo text ---- */
 
@@ -107,8 +122,73 @@ int mr__mountinfo_unescape(char *s);
  */
 int mr__mountinfo_parse(const char *buf, size_t len, struct mr__table *ret);
 
+/* Scratch space for parsing lines one at a time, reused between them. */
+struct mr__mountinfo_scratch {
+	char *p;
+	size_t cap;
+};
+
+/*
+ * Parses one line (@n bytes, no '\n') into a new record.  0, -EINVAL for a
+ * malformed line, -ENOMEM.
+ */
+int mr__mountinfo_parse_line(const char *l, size_t n, struct mr__mountinfo_scratch *s,
+			     struct mr__mount **ret);
+void mr__mountinfo_scratch_free(struct mr__mountinfo_scratch *s);
+
 /* Reads a whole mountinfo file through @fd (-1: /proc/self/mountinfo) into *@buf. */
 int mr__mountinfo_read_fd(int fd, char **buf, size_t *cap, size_t *ret_len);
+
+/* ---- mountinfo_diff.c: the lines of mountinfo that changed since the last read ---- */
+
+/* What one mountinfo ID's line was at the last read. */
+struct mr__mi_slot {
+	uint64_t hash; /* 0: no line */
+	uint64_t key;  /* the caller's name for the mount (its mirror ID), 0: unknown */
+	uint32_t gen;  /* the read that last listed it */
+	/*
+	 * The caller's record the line was last judged against (a reference,
+	 * dropped when the slot is cleared): a mirror that changed since
+	 * through another path shows as a different record.
+	 */
+	struct mr__mount *rec;
+};
+
+struct mr__mi_diff {
+	struct mr__mi_slot *slot; /* indexed by mountinfo ID */
+	size_t cap;
+	uint32_t gen;
+	char *buf; /* the file, reused between reads */
+	size_t buf_cap;
+};
+
+struct mr__mi_diff_ops {
+	/*
+	 * A line new (@known false) or changed since the last read, @n bytes
+	 * without its '\n'; @key is what mr__mi_diff_set_key() gave the ID.
+	 */
+	int (*changed)(void *arg, uint32_t id, const char *line, size_t n, struct mr__mi_slot *slot,
+		       bool known);
+	/* A line as it was last time (may be NULL). */
+	int (*same)(void *arg, uint32_t id, const char *line, size_t n, struct mr__mi_slot *slot);
+	/* An ID listed last time and not now (its slot is cleared after). */
+	int (*gone)(void *arg, uint32_t id, struct mr__mi_slot *slot);
+};
+
+/*
+ * Reads the whole file through @fd and calls @ops for each difference from
+ * the last read (every line, the first time or after a reset): O(file) to
+ * read and hash, plus whatever @ops does.  Returns 0, a callback's -errno,
+ * -EINVAL for text that is not mountinfo, or a read's -errno; after an
+ * error the state is unreliable until mr__mi_diff_reset().
+ */
+int mr__mi_diff_run(struct mr__mi_diff *d, int fd, const struct mr__mi_diff_ops *ops, void *arg,
+		    uint64_t *syscalls);
+/* Names the mount behind mountinfo ID @id for later callbacks. 0 or -errno. */
+int mr__mi_diff_set_key(struct mr__mi_diff *d, uint32_t id, uint64_t key);
+/* Forgets every line: the next run reports them all as new. */
+void mr__mi_diff_reset(struct mr__mi_diff *d);
+void mr__mi_diff_free(struct mr__mi_diff *d);
 
 /* ---- listmount.c: read a table with listmount(2)/statmount(2) ---- */
 
@@ -400,6 +480,48 @@ size_t mr__decode_watch_queue(const void *buf, size_t len, struct mr__change *ou
 typedef size_t (*mr__decode_fn)(const void *buf, size_t len, struct mr__change *out, size_t max,
 				uint64_t *bad);
 
+/* ---- pass_schedule.c: when to read the whole table for attribute changes ---- */
+
+#define MR__PASS_EXPLAIN_NS 1000000ull     /* records within 1 ms after explain a POLLPRI */
+#define MR__PASS_VERIFY_DUTY 50            /* verification: <= 2% of the records' time */
+#define MR__PASS_VERIFY_QUIET_NS 1000000ull
+#define MR__PASS_BURST_GAP_NS 1000000ull   /* explained POLLPRIs closer than this: a burst */
+
+/* What a source has seen since its last pass (router thread only). */
+struct mr__pass_clock {
+	bool wanted;             /* some subscriber asks for attribute changes */
+	uint64_t suspect_ns;     /* first POLLPRI nothing explained since the last pass, or 0 */
+	uint64_t pending;        /* POLLPRIs waiting up to EXPLAIN_NS for records */
+	uint64_t pending_ns;     /* when the first of them came */
+	uint64_t credits;        /* records of this batch not yet matched with a POLLPRI */
+	uint64_t unverified;     /* POLLPRIs records explained since the last pass */
+	uint64_t burst;          /* of which came in the last burst */
+	uint64_t explained_ns;   /* when the last was explained */
+	uint64_t record_ns;      /* router time spent on records since the last pass */
+	uint64_t last_record_ns;
+	uint64_t pass_cost_ns;   /* what the last pass took (an estimate before one ran) */
+	uint64_t pass_end_ns;
+};
+
+/* @n records were applied, taking @spent_ns of the router's time. */
+void mr__pass_records(struct mr__pass_clock *c, uint64_t n, uint64_t spent_ns, uint64_t now);
+/* mountinfo polled with POLLPRI. */
+void mr__pass_pollpri(struct mr__pass_clock *c, uint64_t now);
+/* A batch of completions was handled. */
+void mr__pass_batch_end(struct mr__pass_clock *c);
+/*
+ * 0 when POLLPRIs have waited EXPLAIN_NS for records in vain (look at the
+ * recent mounts, then call mr__pass_judged()), else the ns until they have
+ * (UINT64_MAX: none waits).
+ */
+uint64_t mr__pass_unexplained_in(const struct mr__pass_clock *c, uint64_t now);
+/* The waiting POLLPRIs were explained after all (a recent mount changed), or not. */
+void mr__pass_judged(struct mr__pass_clock *c, bool explained, uint64_t now);
+/* 0 when a pass is due now, else the ns until one may be, UINT64_MAX: none asked for. */
+uint64_t mr__pass_due(const struct mr__pass_clock *c, uint64_t now);
+/* A pass ran from @start_ns to @end_ns: it saw everything that came before it. */
+void mr__pass_done(struct mr__pass_clock *c, uint64_t start_ns, uint64_t end_ns);
+
 /* ---- namespace.c / source_*.c: a watched mount namespace and its source ---- */
 
 struct mr__ns;
@@ -414,6 +536,11 @@ struct mr__source_ops {
 	int (*start)(struct mr__ns *ns, struct mr__reactor *re);
 	/* Router thread: after a batch, work the source deferred (sweeps). */
 	void (*after_batch)(struct mr__ns *ns);
+	/*
+	 * Router thread, before a snapshot is taken from the mirror: look now
+	 * for changes put off until someone asked (may be NULL).
+	 */
+	void (*settle)(struct mr__ns *ns);
 	/* Reads the whole table for a resync. */
 	int (*read_table)(struct mr__ns *ns, struct mr__table *ret);
 	/* Looks one mount up after a change (-ENOENT if gone, -ENOTSUP: resync). */
@@ -436,6 +563,7 @@ struct mr__ns {
 	struct mr__mirror mirror;
 	struct mr__trie *trie;
 	unsigned n_subs;
+	unsigned n_attr_subs; /* subscribers asking for READONLY or ATTR events */
 	const struct mr__source_ops *ops;
 	void *src;         /* the source's state */
 	bool resync_pending;
@@ -476,6 +604,16 @@ void mr__router_recheck(struct mr__ns *ns, uint64_t mnt_id);
  * when it looked again in full.
  */
 bool mr__router_recheck_flags(struct mr__ns *ns, uint64_t mnt_id);
+/* Event kinds that only a look at the whole table finds on mainline fanotify. */
+#define MR__ATTR_KINDS (MR_KIND(MR_EVENT_READONLY) | MR_KIND(MR_EVENT_ATTR))
+
+/*
+ * A mount read in full (mountinfo): the mirror takes @now (its reference),
+ * and whatever changed from the mirror's record is routed.
+ */
+void mr__router_update(struct mr__ns *ns, struct mr__mount *now);
+/* A mount gone (mountinfo): UNMOUNT routed if the mirror had it. */
+void mr__router_remove(struct mr__ns *ns, uint64_t mnt_id);
 /* A change already resolved to records (mountinfo diff, sweeps). */
 void mr__router_emit(struct mr__ns *ns, uint32_t kind, struct mr__mount *old,
 		     struct mr__mount *now, uint32_t flags);

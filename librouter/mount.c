@@ -137,3 +137,13 @@ bool mr__mount_readonly(const struct mr__mount *m)
 	}
 	return ro;
 }
+
+bool mr__mount_attrs_same(const struct mr__mount *a, const struct mr__mount *b)
+{
+	const struct mr_mount *x = &a->pub, *y = &b->pub;
+
+	return x->attr == y->attr && x->propagation == y->propagation &&
+	       a->sb_flags == b->sb_flags && a->sb_opts == b->sb_opts &&
+	       x->dev_major == y->dev_major && x->dev_minor == y->dev_minor &&
+	       strcmp(x->fstype, y->fstype) == 0 && strcmp(x->options, y->options) == 0;
+}

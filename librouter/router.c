@@ -284,6 +284,28 @@ static uint32_t change_kind(const struct mr__mount *old, const struct mr__mount 
 	return MR_EVENT_ATTR;
 }
 
+void mr__router_update(struct mr__ns *ns, struct mr__mount *now)
+{
+	struct mr__mount *old = mr__mirror_get(&ns->mirror, now->pub.id);
+
+	if (old && mr__mount_same(old, now)) {
+		mr__mount_unref(now);
+		return;
+	}
+	mr__router_emit(ns, old ? change_kind(old, now) : MR_EVENT_MOUNT, old, now, 0);
+	mr__mirror_put(&ns->mirror, now);
+}
+
+void mr__router_remove(struct mr__ns *ns, uint64_t mnt_id)
+{
+	struct mr__mount *old = mr__mirror_take(&ns->mirror, mnt_id);
+
+	if (old) {
+		mr__router_emit(ns, MR_EVENT_UNMOUNT, old, NULL, 0);
+		mr__mount_unref(old);
+	}
+}
+
 struct sync_ctx {
 	struct mr__ns *ns;
 	uint32_t flags;
@@ -580,6 +602,9 @@ static struct mr__event *subtree_snapshot(struct mr_sub *s)
 	struct snap_ctx c = {.prefix = s->prefix};
 	struct mr__event *ev = NULL;
 
+	/* A source that put off looking for attribute changes looks now. */
+	if (s->ns->ops->settle)
+		s->ns->ops->settle(s->ns);
 	mr__mirror_each(&s->ns->mirror, snap_one, &c);
 	if (!c.err) {
 		/* path_len orders by depth well enough: a parent's path is a prefix. */
@@ -678,6 +703,8 @@ static void detach_sub(mr_router *r, struct mr_sub *s)
 	if (s->attached) {
 		mr__trie_remove(s->ns->trie, s->prefix, s);
 		s->ns->n_subs--;
+		if (s->kinds & MR__ATTR_KINDS)
+			s->ns->n_attr_subs--;
 		s->attached = false;
 	}
 	if (s->overrun) {
@@ -702,6 +729,8 @@ static void add_sub(mr_router *r, struct mr_sub *s)
 	}
 	s->attached = true;
 	s->ns->n_subs++;
+	if (s->kinds & MR__ATTR_KINDS)
+		s->ns->n_attr_subs++;
 	ensure_match(r);
 	if ((s->flags & MR_SUB_SNAPSHOT) && !send_snapshot(r, s, MR_EVF_LATE_JOIN))
 		mark_overrun(r, s);
