@@ -142,8 +142,13 @@ bool mr__mount_attrs_same(const struct mr__mount *a, const struct mr__mount *b)
 {
 	const struct mr_mount *x = &a->pub, *y = &b->pub;
 
+	/*
+	 * Not sb_opts: its digest is taken over different strings by the two
+	 * readers (statmount's filesystem options, mountinfo's superblock
+	 * options); the options string, built alike by both, carries them.
+	 */
 	return x->attr == y->attr && x->propagation == y->propagation &&
-	       a->sb_flags == b->sb_flags && a->sb_opts == b->sb_opts &&
+	       a->sb_flags == b->sb_flags &&
 	       x->dev_major == y->dev_major && x->dev_minor == y->dev_minor &&
 	       strcmp(x->fstype, y->fstype) == 0 && strcmp(x->options, y->options) == 0;
 }

@@ -128,8 +128,12 @@ int mr__mi_diff_run(struct mr__mi_diff *d, int fd, const struct mr__mi_diff_ops 
 			return err;
 		struct mr__mi_slot *s = &d->slot[id];
 		uint64_t h = line_hash(l, n);
-		if (s->gen == d->gen)
-			return -EINVAL; /* one ID twice in one read: not a mountinfo file */
+		/*
+		 * One ID twice in one read happens: the file is read in pieces
+		 * and the kernel lets go of the mount table between them, so a
+		 * mount that moved meanwhile can be listed again.  The later
+		 * line is the newer.
+		 */
 		s->gen = d->gen;
 		if (s->hash != h) {
 			bool known = s->hash != 0;
