@@ -19,10 +19,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "mountrouter-uapi.h"
 
 enum cmd_kind { CMD_ADD_NS, CMD_DEL_NS, CMD_ADD_SUB, CMD_DEL_SUB };
 
@@ -68,7 +71,10 @@ struct mr_router {
 	struct mr__change changes[2048];
 	uint64_t *below;   /* mount IDs under a moved mount */
 	size_t cap_below;
-	bool refreshing;   /* walking r->below */
+	struct mr__deferred *deferred; /* refreshes a change left to do */
+	size_t n_deferred, cap_deferred;
+	bool refreshing;   /* running them */
+	bool in_below;     /* walking r->below */
 	uint64_t seq;
 	uint64_t now_ns;
 	bool any_resync;
@@ -341,6 +347,47 @@ static void resync(struct mr__ns *ns)
 static void apply_change(struct mr__ns *ns, const struct mr__change *c);
 
 /*
+ * Work a change leaves behind: the submounts of a moved mount, and the
+ * other mounts of a remounted superblock, must be looked at again.  It is
+ * queued and done after the change itself, one item at a time, so that
+ * what a refresh finds (a mount of the remounted superblock that has also
+ * moved) queues its own refresh instead of being skipped.
+ */
+enum { DEFER_BELOW, DEFER_SB };
+
+struct mr__deferred {
+	int what;
+	uint64_t id;         /* DEFER_BELOW: the moved mount; DEFER_SB: the one remounted */
+	uint32_t major, minor;
+};
+
+static void defer(struct mr__ns *ns, int what, const struct mr__mount *m)
+{
+	mr_router *r = ns->r;
+
+	/* Once per mount or superblock per change: a second look finds nothing new. */
+	for (size_t i = 0; i < r->n_deferred; i++) {
+		const struct mr__deferred *d = &r->deferred[i];
+		if (d->what == what &&
+		    (what == DEFER_BELOW ? d->id == m->pub.id
+					 : d->major == m->pub.dev_major && d->minor == m->pub.dev_minor))
+			return;
+	}
+	if (r->n_deferred == r->cap_deferred) {
+		size_t cap = r->cap_deferred ? r->cap_deferred * 2 : 16;
+		struct mr__deferred *v = mr__realloc(r->deferred, cap * sizeof(*v));
+		if (!v) {
+			mr__router_loss(ns);
+			return;
+		}
+		r->deferred = v;
+		r->cap_deferred = cap;
+	}
+	r->deferred[r->n_deferred++] = (struct mr__deferred){
+		.what = what, .id = m->pub.id, .major = m->pub.dev_major, .minor = m->pub.dev_minor};
+}
+
+/*
  * A moved mount takes its submounts along, and a source may report only the
  * top of the tree (watch_mount's MOVE_TO does): look at every mount below
  * it again, so each gets its MOVE.  Sources that reported them already find
@@ -350,7 +397,9 @@ static void refresh_below(struct mr__ns *ns, uint64_t mnt_id)
 {
 	mr_router *r = ns->r;
 	uint64_t calls = 0;
-	int n = mr__listmount_below(ns->id, mnt_id, &calls, &r->below, &r->cap_below);
+	int n = ns->ops->list_below
+			? ns->ops->list_below(ns, mnt_id, &r->below, &r->cap_below)
+			: mr__listmount_below(ns->id, mnt_id, &calls, &r->below, &r->cap_below);
 
 	mr__router_count_syscalls(r, calls);
 	if (n < 0) {
@@ -358,12 +407,12 @@ static void refresh_below(struct mr__ns *ns, uint64_t mnt_id)
 		return;
 	}
 	/* The list holds the whole tree: its moves need no listing of their own. */
-	r->refreshing = true;
+	r->in_below = true;
 	for (int i = 0; i < n; i++) {
 		struct mr__change sub = {.kind = MR__CHANGE_SETATTR, .mnt_id = r->below[i]};
 		apply_change(ns, &sub);
 	}
-	r->refreshing = false;
+	r->in_below = false;
 }
 
 struct same_sb {
@@ -387,11 +436,9 @@ static int collect_same_sb(struct mr__mount *m, void *arg)
  * (watch_mount does): look at the others again.  Sources that reported
  * them already find nothing left to do.
  */
-static void refresh_superblock(struct mr__ns *ns, const struct mr__mount *m)
+static void refresh_superblock(struct mr__ns *ns, const struct mr__deferred *d)
 {
-	struct same_sb s = {.major = m->pub.dev_major, .minor = m->pub.dev_minor,
-			    .except = m->pub.id};
-	mr_router *r = ns->r;
+	struct same_sb s = {.major = d->major, .minor = d->minor, .except = d->id};
 
 	if (mr__mirror_each(&ns->mirror, collect_same_sb, &s) < 0) {
 		mr__table_clear(&s.t);
@@ -399,14 +446,48 @@ static void refresh_superblock(struct mr__ns *ns, const struct mr__mount *m)
 		mr__router_loss(ns);
 		return;
 	}
-	r->refreshing = true;
 	for (size_t i = 0; i < s.t.n; i++) {
 		struct mr__change sub = {.kind = MR__CHANGE_SETATTR, .mnt_id = s.t.v[i]->pub.id};
 		apply_change(ns, &sub);
 	}
-	r->refreshing = false;
 	mr__table_clear(&s.t);
 	mr__free(s.t.v);
+}
+
+/* Runs the queued refreshes, and those they queue, until none is left. */
+static void run_deferred(struct mr__ns *ns)
+{
+	mr_router *r = ns->r;
+
+	r->refreshing = true;
+	/* Each item is queued at most once per change: this ends. */
+	for (size_t i = 0; i < r->n_deferred; i++) {
+		struct mr__deferred d = r->deferred[i]; /* the array may move */
+		if (d.what == DEFER_BELOW)
+			refresh_below(ns, d.id);
+		else
+			refresh_superblock(ns, &d);
+	}
+	r->n_deferred = 0;
+	r->refreshing = false;
+}
+
+/*
+ * Whether @now's superblock differs from what the mirror knows of it: from
+ * the mount's own last record, or for a new mount from the other mounts of
+ * its superblock (a bind and a remount through it, read in one batch, make
+ * a new mount already remounted).
+ */
+static bool superblock_changed(struct mr__ns *ns, const struct mr__mount *old,
+			       const struct mr__mount *now)
+{
+	uint32_t flags, opts;
+
+	if (old)
+		return mr__mount_sb_changed(old, now);
+	return mr__mirror_sb_get(&ns->mirror, now->pub.dev_major, now->pub.dev_minor, &flags,
+				 &opts) &&
+	       (flags != now->sb_flags || opts != now->sb_opts);
 }
 
 static void apply_change(struct mr__ns *ns, const struct mr__change *c)
@@ -473,13 +554,21 @@ static void apply_change(struct mr__ns *ns, const struct mr__change *c)
 		 */
 		kind = change_kind(old, now);
 	}
-	bool sb_changed = old && mr__mount_sb_changed(old, now);
+	bool sb_changed = superblock_changed(ns, old, now);
 	mr__router_emit(ns, kind, old, now, flags);
-	mr__mirror_put(&ns->mirror, now);
-	if (kind == MR_EVENT_MOVE && !ns->r->refreshing)
-		refresh_below(ns, c->mnt_id);
-	else if (sb_changed && !ns->r->refreshing)
-		refresh_superblock(ns, now);
+	if (mr__mirror_put(&ns->mirror, now) < 0) {
+		/* The mirror cannot hold it: the subscribers were told, the resync repairs. */
+		mr__mount_unref(now);
+		mr__router_loss(ns);
+		return;
+	}
+	/* Inside a refresh of the tree below a moved mount, the list has its submounts. */
+	if (kind == MR_EVENT_MOVE && !ns->r->in_below)
+		defer(ns, DEFER_BELOW, now);
+	if (sb_changed)
+		defer(ns, DEFER_SB, now);
+	if (!ns->r->refreshing && ns->r->n_deferred)
+		run_deferred(ns);
 }
 
 void mr__router_change(struct mr__ns *ns, const struct mr__change *c)
@@ -543,16 +632,6 @@ bool mr__router_recheck_flags(struct mr__ns *ns, uint64_t mnt_id)
 
 /* ---- overrun subscribers ---- */
 
-static int cmp_depth(const void *a, const void *b)
-{
-	const struct mr__mount *x = *(struct mr__mount *const *)a;
-	const struct mr__mount *y = *(struct mr__mount *const *)b;
-
-	if (x->path_len != y->path_len)
-		return x->path_len < y->path_len ? -1 : 1;
-	return x->pub.id < y->pub.id ? -1 : x->pub.id > y->pub.id;
-}
-
 struct snap_ctx {
 	const char *prefix;
 	struct mr__table t;
@@ -581,12 +660,10 @@ static struct mr__event *subtree_snapshot(struct mr_sub *s)
 	struct mr__event *ev = NULL;
 
 	mr__mirror_each(&s->ns->mirror, snap_one, &c);
-	if (!c.err) {
-		/* path_len orders by depth well enough: a parent's path is a prefix. */
-		if (c.t.n)
-			qsort(c.t.v, c.t.n, sizeof(*c.t.v), cmp_depth);
+	if (!c.err)
+		c.err = mr__mirror_sort_parents_first(&s->ns->mirror, c.t.v, c.t.n);
+	if (!c.err)
 		ev = mr__event_snapshot(c.t.v, c.t.n);
-	}
 	mr__table_clear(&c.t);
 	return ev;
 }
@@ -994,6 +1071,12 @@ int mr_router_add_ns_fd(mr_router *r, int nsfd, uint64_t *ret_ns_id)
 {
 	if (!r || nsfd < 0)
 		return -EINVAL;
+	/* 4.11: NS_GET_NSTYPE; anything but a mount namespace's nsfs file is the wrong fd. */
+	int type = ioctl(nsfd, NS_GET_NSTYPE);
+	if (type < 0)
+		return errno == EBADF ? -EBADF : -EINVAL;
+	if (type != CLONE_NEWNS)
+		return -EINVAL;
 	int fd = fcntl(nsfd, F_DUPFD_CLOEXEC, 3);
 	if (fd < 0)
 		return -errno;
@@ -1081,6 +1164,18 @@ void mr_sub_free(mr_sub *s)
 
 	if (!s)
 		return;
+	/*
+	 * The first free flips the handle to FREED at once, though the router
+	 * releases it later: a second free is caught here, not as a use
+	 * after free inside the router.
+	 */
+	uint32_t live = MR__SUB_LIVE;
+	if (!atomic_compare_exchange_strong(&s->magic, &live, MR__SUB_FREED)) {
+		mr__misuse("mr_sub_free", live == MR__SUB_FREED
+						  ? "subscriber already freed"
+						  : "not a live subscriber (freed, or never made)");
+		return;
+	}
 	c = mr__calloc(1, sizeof(*c));
 	if (!c) {
 		/* Cannot queue the removal: leave the ring to the router's teardown. */
@@ -1107,6 +1202,9 @@ int mr_router_new(mr_router **ret, const struct mr_opts *opts)
 		memcpy(&o, opts, opts->size < sizeof(o) ? opts->size : sizeof(o));
 	}
 	if (o.flags & ~MR_OPT_NO_SELF_NS)
+		return -EINVAL;
+	/* Documented ranges; batch * 2 must also stay a sane io_uring size. */
+	if (o.queue_notes > MR__QUEUE_NOTES_MAX || o.batch > MR__BATCH_MAX)
 		return -EINVAL;
 
 	r = mr__calloc(1, sizeof(*r));
@@ -1172,6 +1270,7 @@ void mr_router_free(mr_router *r)
 	mr__free(r->registry);
 	mr__free(r->match);
 	mr__free(r->below);
+	mr__free(r->deferred);
 	pthread_mutex_destroy(&r->ctl_lock);
 	mr__free(r);
 }
