@@ -643,9 +643,9 @@ static int snap_one(struct mr__mount *m, void *arg)
 	struct snap_ctx *c = arg;
 
 	if (path_in_subtree(m->pub.path, c->prefix)) {
+		/* On failure the push has dropped the reference it was given. */
 		int err = mr__table_push(&c->t, mr__mount_ref(m));
 		if (err < 0) {
-			mr__mount_unref(m);
 			c->err = err;
 			return err;
 		}
