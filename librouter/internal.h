@@ -126,6 +126,12 @@ struct mr__statmount_buf {
 int mr__statmount(uint64_t ns_id, uint64_t mnt_id, struct mr__statmount_buf *buf,
 		  uint64_t *syscalls, struct mr__mount **ret);
 
+/*
+ * Turns one statmount(2) reply of @cap bytes (8-byte aligned) into a
+ * record: 0, -EPROTO for a reply whose strings lie outside it, -ENOMEM.
+ */
+int mr__statmount_parse(const void *buf, size_t cap, struct mr__mount **ret);
+
 /* The fields statmount(2) gives without formatting a string (~4x cheaper). */
 struct mr__mount_basic {
 	uint64_t parent_id, attr;
@@ -420,6 +426,7 @@ enum mr__change_kind {
 	MR__CHANGE_EXPIRY,     /* automount expired: EXPIRY */
 	MR__CHANGE_LOSS,       /* the kernel dropped records: resync */
 	MR__CHANGE_REMOVED,    /* the watched object went away */
+	MR__CHANGE_RECHECK,    /* router only: look again (sweeps, refreshes), no record */
 };
 
 struct mr__change {

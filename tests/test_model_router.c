@@ -108,6 +108,53 @@ static int test_move_onto_mount(enum model_source src)
 	return 0;
 }
 
+/*
+ * Found by fuzz_router.  In one batch: a bind, a read-only remount through
+ * it, and its unmount.  The remount's record names a mount gone by the time
+ * it is read; the superblock's other mounts changed all the same.
+ */
+static int test_remount_through_vanished(enum model_source src)
+{
+	mr_router *r;
+	uint64_t b;
+
+	CHECK(open_model(src, &r) == 0);
+	CHECK(model_bind(&k, 1, 1, "n\nl", &b) == 0);
+	CHECK(model_remount(&k, b, 3, true) == 0);
+	CHECK(model_umount(&k, b, false) == 0);
+	CHECK(model_batch(&k, r, views, 3) == 0);
+	/* and through a mount the mirror knows */
+	CHECK(model_bind(&k, 1, 1, "a", &b) == 0);
+	CHECK(model_batch(&k, r, views, 3) == 0);
+	CHECK(model_remount(&k, b, 4, false) == 0);
+	CHECK(model_umount(&k, b, false) == 0);
+	CHECK(model_batch(&k, r, views, 3) == 0);
+	mr_router_free(r);
+	return 0;
+}
+
+/*
+ * Found by fuzz_router.  In one batch: a tree moved, then unmounted with
+ * umount -l.  The move's record finds the mount gone: the whole tree is
+ * reported gone, children first.
+ */
+static int test_move_then_umount_tree(enum model_source src)
+{
+	mr_router *r;
+	uint64_t a, b, c;
+
+	CHECK(open_model(src, &r) == 0);
+	CHECK(model_mount_new(&k, 1, "x", &a) == 0);
+	CHECK(model_mount_new(&k, 1, "y", &b) == 0);
+	CHECK(model_mount_new(&k, b, "z", &c) == 0);
+	CHECK(model_batch(&k, r, views, 3) == 0);
+	CHECK(model_move(&k, b, a, "") == 0);
+	CHECK(model_umount(&k, b, true) == 0);
+	CHECK(model_batch(&k, r, views, 3) == 0);
+	mr_router_free(r);
+	return 0;
+}
+
 /* A kernel loss in the middle of changes: the resync makes everything right. */
 static int test_loss_resync(enum model_source src)
 {
@@ -145,6 +192,8 @@ int main(void)
 		rc |= run("test_remount_then_move", test_remount_then_move(src));
 		rc |= run("test_move_onto_mount", test_move_onto_mount(src));
 		rc |= run("test_loss_resync", test_loss_resync(src));
+		rc |= run("test_remount_through_vanished", test_remount_through_vanished(src));
+		rc |= run("test_move_then_umount_tree", test_move_then_umount_tree(src));
 	}
 	return rc ? T_EXIT_FAIL : T_EXIT_PASS;
 }
