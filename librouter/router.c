@@ -545,6 +545,16 @@ static void apply_change(struct mr__ns *ns, const struct mr__change *c)
 	struct mr__mount *now = NULL, *old;
 	int err;
 
+	/*
+	 * Once records are lost, the resync after this batch reads the whole
+	 * table and reports every difference in order (children gone before
+	 * their parents).  Applying the records that follow the loss first
+	 * could report a parent gone while its child, whose record was lost,
+	 * still stands.
+	 */
+	if (ns->resync_pending)
+		return;
+
 	switch (c->kind) {
 	case MR__CHANGE_LOSS:
 	case MR__CHANGE_REMOVED:

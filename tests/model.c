@@ -2,6 +2,7 @@
 /* The model kernel (model.h): a mount tree, its records, and a source over it. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/fanotify.h>
 
@@ -483,6 +484,16 @@ void model_deliver(struct model *k)
 			mr__free(t.v);
 		}
 	} else if (k->rec_len) {
+		if (getenv("FUZZ_TRACE")) {
+			uint64_t bad = 0;
+			struct mr__change ch[512];
+			size_t n = (k->source == MODEL_WATCH_MOUNT ? mr__decode_watch_queue
+								    : mr__decode_fanotify)(
+				k->rec, k->rec_len, ch, 512, &bad);
+			for (size_t i = 0; i < n; i++)
+				fprintf(stderr, "  record %d %llu\n", ch[i].kind,
+					(unsigned long long)ch[i].mnt_id);
+		}
 		mr__router_records(ns, (int)k->rec_len, k->rec, k->rec_len,
 				   k->source == MODEL_WATCH_MOUNT ? mr__decode_watch_queue
 								  : mr__decode_fanotify);

@@ -172,6 +172,20 @@ static int test_loss_resync(enum model_source src)
 	k.rec_len = keep;
 	model_loss(&k);
 	CHECK(model_batch(&k, r, views, 3) == 0);
+
+	/*
+	 * Found by fuzz_router: a child's unmount lost, its parent's read
+	 * after the loss record.  Applied before the resync, the parent
+	 * would be reported gone while its child still stood.
+	 */
+	CHECK(model_mount_new(&k, 1, "p", &a) == 0);
+	CHECK(model_mount_new(&k, a, "c", &b) == 0);
+	CHECK(model_batch(&k, r, views, 3) == 0);
+	CHECK(model_umount(&k, b, false) == 0);
+	k.rec_len = 0;
+	model_loss(&k);
+	CHECK(model_umount(&k, a, false) == 0);
+	CHECK(model_batch(&k, r, views, 3) == 0);
 	mr_router_free(r);
 	return 0;
 }
