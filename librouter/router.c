@@ -233,6 +233,19 @@ static void stamp(mr_router *r, struct mr__ns *ns, struct mr__event *ev, uint32_
 	ev->pub.time_ns = r->now_ns ? r->now_ns : mr__now_ns();
 }
 
+/*
+ * An event some subscribers of @ns should have had could not be made or
+ * routed (out of memory).  The mirror has the change, so no resync would
+ * find it: each subscriber of @ns is treated as overrun instead, and gets
+ * an OVERRUN marker and a snapshot of its subtree.
+ */
+static void lose_event(struct mr__ns *ns)
+{
+	for (struct mr_sub *s = ns->r->subs; s; s = s->next_all)
+		if (s->ns == ns && s->attached)
+			mark_overrun(ns->r, s);
+}
+
 /* Routes a change event to the subscribers of every subtree it touches. */
 static void route(struct mr__ns *ns, struct mr__event *ev)
 {
@@ -244,6 +257,12 @@ static void route(struct mr__ns *ns, struct mr__event *ev)
 	if (ev->pub.kind == MR_EVENT_MOVE)
 		mr__trie_match(ns->trie, ev->pub.old_path, strlen(ev->pub.old_path), collect, &m);
 	count(&r->events_routed, 1);
+	if (MR__UNLIKELY(m.err)) {
+		/* Some matching subscribers were not collected. */
+		lose_event(ns);
+		mr__event_discard(ev);
+		return;
+	}
 	deliver(r, ev, m.n, false);
 }
 
@@ -272,8 +291,7 @@ void mr__router_emit(struct mr__ns *ns, uint32_t kind, struct mr__mount *old,
 	struct mr__event *ev = mr__event_new(kind, old, now);
 
 	if (!ev) {
-		/* Out of memory: the subscribers cannot be told; the next resync will. */
-		mr__router_loss(ns);
+		lose_event(ns);
 		return;
 	}
 	stamp(ns->r, ns, ev, flags);
@@ -307,8 +325,12 @@ static int sync_one(struct mr__mount *old, struct mr__mount *now, void *arg)
 int mr__router_sync(struct mr__ns *ns, struct mr__table *fresh, uint32_t flags)
 {
 	struct sync_ctx c = {.ns = ns, .flags = flags};
+	int n = mr__mirror_sync(&ns->mirror, fresh, sync_one, &c);
 
-	return mr__mirror_sync(&ns->mirror, fresh, sync_one, &c);
+	/* Out of memory before anything was applied: the mirror is behind, resync. */
+	if (n < 0)
+		mr__router_loss(ns);
+	return n;
 }
 
 void mr__router_loss(struct mr__ns *ns)
@@ -662,8 +684,11 @@ long mr__router_records(struct mr__ns *ns, int res, const void *buf, size_t len,
 	}
 	mr__router_stamp(r);
 	size_t n = decode(buf, len, r->changes, MR__ARRAY_SIZE(r->changes), &bad);
-	if (bad)
+	if (bad) {
+		/* A record skipped is a change missed: counted, and the resync finds it. */
 		count(&r->bad_records, bad);
+		mr__router_loss(ns);
+	}
 	for (size_t i = 0; i < n; i++)
 		mr__router_change(ns, &r->changes[i]);
 	return (long)n;
@@ -740,10 +765,24 @@ static struct mr__event *subtree_snapshot(struct mr_sub *s)
 	return ev;
 }
 
+/* Room for one in r->match; false when out of memory. */
+static bool ensure_match(mr_router *r)
+{
+	if (!r->cap_match) {
+		r->match = mr__malloc(64 * sizeof(*r->match));
+		if (r->match)
+			r->cap_match = 64;
+	}
+	return r->cap_match != 0;
+}
+
 static bool send_snapshot(mr_router *r, struct mr_sub *s, uint32_t flags)
 {
-	struct mr__event *ev = subtree_snapshot(s);
+	struct mr__event *ev;
 
+	if (!ensure_match(r))
+		return false;
+	ev = subtree_snapshot(s);
 	if (!ev)
 		return false;
 	stamp(r, s->ns, ev, flags);
@@ -751,15 +790,6 @@ static bool send_snapshot(mr_router *r, struct mr_sub *s, uint32_t flags)
 	deliver(r, ev, 1, true);
 	count(&s->snapshots, 1);
 	return true;
-}
-
-static void ensure_match(mr_router *r)
-{
-	if (!r->cap_match) {
-		r->match = mr__malloc(64 * sizeof(*r->match));
-		if (r->match)
-			r->cap_match = 64;
-	}
 }
 
 /*
@@ -771,7 +801,9 @@ static void recover(mr_router *r)
 {
 	struct mr_sub **pp = &r->overrun;
 
-	ensure_match(r);
+	/* Out of memory: try again after the next batch. */
+	if (!ensure_match(r))
+		return;
 	while (*pp) {
 		struct mr_sub *s = *pp;
 		if (!s->ns || mr__sub_queued(s) > s->capacity / 2) {
@@ -851,7 +883,6 @@ static void add_sub(mr_router *r, struct mr_sub *s)
 	}
 	s->attached = true;
 	s->ns->n_subs++;
-	ensure_match(r);
 	if ((s->flags & MR_SUB_SNAPSHOT) && !send_snapshot(r, s, MR_EVF_LATE_JOIN))
 		mark_overrun(r, s);
 }

@@ -24,6 +24,9 @@ int model_router(struct model *k, mr_router **ret, struct view *views, size_t nv
 
 	model_current = k;
 	mr__source_test = &model_source_ops;
+	*ret = NULL;
+	for (size_t i = 0; i < nviews; i++)
+		views[i].s = NULL;
 	err = mr_router_new(ret, &o);
 	if (err < 0)
 		return err;
