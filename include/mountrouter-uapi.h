@@ -215,6 +215,11 @@ struct mr_statmount {
 #define MOUNT_ATTR_NOSYMFOLLOW 0x00200000u
 #endif
 
+/* NS_GET_NSTYPE (4.11): the CLONE_NEW* type of an nsfs fd. */
+#ifndef NS_GET_NSTYPE
+#define NS_GET_NSTYPE _IO(0xb7, 0x3)
+#endif
+
 /* NS_GET_MNTNS_ID (6.10): the 64-bit ID statmount reports as mnt_ns_id. */
 #ifndef NS_GET_MNTNS_ID
 #define NS_GET_MNTNS_ID _IOR(0xb7, 0x5, uint64_t)

@@ -125,7 +125,7 @@ struct mr_opts {
 	unsigned flags;       /* MR_OPT_* */
 	const char *source;   /* "auto" (NULL), "watch_mount", "fanotify", "mountinfo" */
 	unsigned queue_notes; /* watch_mount: notification pipe slots, 1..512 (0: 256) */
-	unsigned batch;       /* reads submitted per io_uring_enter (0: 64) */
+	unsigned batch;       /* reads submitted per io_uring_enter, 1..4096 (0: 64) */
 };
 
 /*
@@ -146,7 +146,8 @@ MR_EXPORT const char *mr_router_source_reason(const mr_router *r);
  * Adds a mount namespace: the caller's, that of process @pid, or the one an
  * nsfs fd (/proc/PID/ns/mnt) refers to (the fd is duplicated).  Builds its
  * mirror before returning.  Returns 0 and the namespace ID, -EEXIST if it
- * is already watched (the ID is still stored), -ESRCH for a dead process.
+ * is already watched (the ID is still stored), -ESRCH for a dead process,
+ * -EINVAL for an fd that is not a mount namespace's.
  * Safe from any thread while the router runs.
  */
 MR_EXPORT int mr_router_add_ns_self(mr_router *r, uint64_t *ret_ns_id);
@@ -206,20 +207,23 @@ struct mr_sub_opts {
 	uint64_t ns_id;      /* namespace from mr_router_add_ns_*(); 0: the first */
 	const char *subtree; /* absolute path prefix; NULL or "/" for everything */
 	uint32_t kinds;      /* MR_KIND() mask; 0: MR_KINDS_ALL */
-	uint32_t capacity;   /* ring slots, rounded up to a power of two (0: 4096) */
+	uint32_t capacity;   /* ring slots, up to 1 << 22, rounded up to a power of two (0: 4096) */
 };
 
 /*
  * Subscribes.  Safe from any thread while the router runs; the
  * subscription takes effect at the router's next step, and events from then
  * on are delivered (after the SNAPSHOT if asked for).  Returns 0, -EINVAL
- * for a relative or malformed subtree, -ENOENT for an unknown namespace.
+ * for a relative or malformed subtree or a capacity over 1 << 22, -ENOENT
+ * for an unknown namespace.
  */
 MR_EXPORT int mr_subscribe(mr_router *r, const struct mr_sub_opts *opts, mr_sub **ret);
 
 /*
  * Ends a subscription and releases every event still queued.  The handle
- * must not be used afterwards.  Safe from any thread.
+ * must not be used afterwards: in debug builds (no NDEBUG) a second free
+ * or a later use aborts at that call with a message on stderr.  Safe from
+ * any thread.
  */
 MR_EXPORT void mr_sub_free(mr_sub *s);
 

@@ -16,6 +16,7 @@
 #include "mountrouter.h"
 
 #define MR__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define MR__LIKELY(x) __builtin_expect(!!(x), 1)
 #define MR__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MR__CACHELINE 64
 
@@ -205,6 +206,12 @@ struct mr__statmount_buf {
 int mr__statmount(uint64_t ns_id, uint64_t mnt_id, struct mr__statmount_buf *buf,
 		  uint64_t *syscalls, struct mr__mount **ret);
 
+/*
+ * Turns one statmount(2) reply of @cap bytes (8-byte aligned) into a
+ * record: 0, -EPROTO for a reply whose strings lie outside it, -ENOMEM.
+ */
+int mr__statmount_parse(const void *buf, size_t cap, struct mr__mount **ret);
+
 /* The fields statmount(2) gives without formatting a string (~4x cheaper). */
 struct mr__mount_basic {
 	uint64_t parent_id, attr;
@@ -230,10 +237,18 @@ void mr__statmount_buf_free(struct mr__statmount_buf *buf);
 
 /* ---- mirror.c: one namespace's mount table, keyed by mount ID ---- */
 
+struct mr__sb_ent {
+	uint64_t dev;               /* major << 32 | minor */
+	uint32_t count;             /* mirrored mounts of it; 0: empty slot */
+	uint32_t sb_flags, sb_opts; /* the last record of it stored */
+};
+
 struct mr__mirror {
 	struct mr__mount **slots; /* open addressing, NULL empty, TOMBSTONE deleted */
 	size_t cap, n, used;
 	uint32_t gen;
+	struct mr__sb_ent *sbs;   /* superblock index (mirror.c) */
+	size_t sb_cap, sb_n;
 };
 
 int mr__mirror_init(struct mr__mirror *m);
@@ -243,6 +258,18 @@ struct mr__mount *mr__mirror_get(const struct mr__mirror *m, uint64_t id);
 int mr__mirror_put(struct mr__mirror *m, struct mr__mount *mnt);
 /* Removes and returns the record (the caller owns its reference), or NULL. */
 struct mr__mount *mr__mirror_take(struct mr__mirror *m, uint64_t id);
+
+/*
+ * The superblock digest (sb_flags, sb_opts) of the last mirrored record of
+ * device @major:@minor; false if no mirrored mount shows that superblock.
+ * O(1).
+ */
+bool mr__mirror_sb_get(const struct mr__mirror *m, uint32_t major, uint32_t minor,
+		       uint32_t *ret_sb_flags, uint32_t *ret_sb_opts);
+/* How many ancestors of @mnt the mirror holds (0: the root, or an orphan). */
+uint32_t mr__mirror_depth(const struct mr__mirror *m, const struct mr__mount *mnt);
+/* Sorts @v parents first (tree depth, then path length, then ID); 0 or -ENOMEM. */
+int mr__mirror_sort_parents_first(const struct mr__mirror *m, struct mr__mount **v, size_t n);
 
 /* Visits each mount; stops early if @fn returns non-zero and returns that. */
 int mr__mirror_each(const struct mr__mirror *m, int (*fn)(struct mr__mount *, void *), void *arg);
@@ -305,10 +332,33 @@ void mr__event_discard(struct mr__event *ev);
 
 /* ---- sub.c: one subscriber's SPSC ring and its wake-up ---- */
 
+/* struct mr_sub_opts::capacity's upper bound (4 Mi slots, 32 MiB of ring). */
+#define MR__SUB_CAPACITY_MAX (1u << 22)
+
 struct mr__ns;
+
+/*
+ * mr_sub::magic: a live handle, and one whose free was asked for.  A freed
+ * handle's memory is overwritten with MR__SUB_POISON in debug builds, so
+ * that a use after the router released it is caught too.
+ */
+#define MR__SUB_LIVE 0x6d727375u  /* "msru" */
+#define MR__SUB_FREED 0x66726565u /* "free" */
+#define MR__SUB_POISON 0xdb
+
+/*
+ * Misuse of the API by the caller (a second free, a handle used after its
+ * free): in debug builds, one line on stderr naming the call, then abort()
+ * at that call; in release builds nothing (the call returns -EINVAL or
+ * does nothing).  The one place the library writes anything.
+ */
+void mr__misuse(const char *call, const char *what);
+/* 0 if @s is a live handle, else -EINVAL (after mr__misuse()). */
+int mr__sub_check(const struct mr_sub *s, const char *call);
 
 struct mr_sub {
 	/* Consumer side first, producer side on its own cache line. */
+	_Atomic uint32_t magic;     /* MR__SUB_LIVE, MR__SUB_FREED */
 	struct mr__sub_ring *q;
 	uint32_t capacity;          /* ring slots, a power of two */
 	_Atomic int efd;            /* eventfd the consumer waits on, made on first use */
@@ -456,6 +506,7 @@ enum mr__change_kind {
 	MR__CHANGE_EXPIRY,     /* automount expired: EXPIRY */
 	MR__CHANGE_LOSS,       /* the kernel dropped records: resync */
 	MR__CHANGE_REMOVED,    /* the watched object went away */
+	MR__CHANGE_RECHECK,    /* router only: look again (sweeps, refreshes), no record */
 };
 
 struct mr__change {
@@ -546,6 +597,8 @@ struct mr__source_ops {
 	/* Looks one mount up after a change (-ENOENT if gone, -ENOTSUP: resync). */
 	int (*lookup)(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret);
 	void (*close)(struct mr__ns *ns, struct mr__reactor *re);
+	/* Optional: the IDs below @mnt_id, as mr__listmount_below() (NULL: that). */
+	int (*list_below)(struct mr__ns *ns, uint64_t mnt_id, uint64_t **ids, size_t *cap);
 };
 
 extern const struct mr__source_ops mr__source_fanotify;
@@ -582,6 +635,10 @@ int mr__ns_statmount(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret)
 int mr__ns_listmount(struct mr__ns *ns, struct mr__table *ret);
 
 /* ---- router.c: what sources call back into ---- */
+
+/* struct mr_opts ranges (mountrouter.h). */
+#define MR__QUEUE_NOTES_MAX 512u
+#define MR__BATCH_MAX 4096u
 
 /*
  * A read completion of kernel records for @ns (@res: bytes or -errno):

@@ -110,32 +110,15 @@ bool mr__mount_same(const struct mr__mount *a, const struct mr__mount *b)
 
 /*
  * Read-only if the mount is (MOUNT_ATTR_RDONLY) or its superblock is
- * (SB_RDONLY): either makes writes fail with EROFS.  Both readers fill attr
- * and sb_flags exactly, so for their records that is the whole answer.  A
- * record assembled from an options string alone has attr 0, which cannot
- * tell "rw" from "unknown"; for it, the options string decides, with
- * mount(8)'s rule that the last "ro"/"rw" wins (the options format puts a
- * read-only superblock's "ro" after a read-write mount's "rw", see
- * listmount.c).
+ * (SB_RDONLY): either makes writes fail with EROFS, and nothing else does.
+ * Both readers fill attr and sb_flags exactly (mountinfo.c derives them
+ * from the mount's own "ro"/"rw" and the superblock's), so the options
+ * string is not consulted: a filesystem may have an option spelt "ro" of
+ * its own that says nothing about writes to the mount.
  */
 bool mr__mount_readonly(const struct mr__mount *m)
 {
-	const char *s = m->pub.options;
-	bool ro = false;
-
-	if ((m->pub.attr & MOUNT_ATTR_RDONLY) || (m->sb_flags & MR__SB_RDONLY))
-		return true;
-	while (*s) {
-		const char *e = strchr(s, ',');
-		size_t n = e ? (size_t)(e - s) : strlen(s);
-
-		if (n == 2 && s[0] == 'r' && (s[1] == 'o' || s[1] == 'w'))
-			ro = s[1] == 'o';
-		s += n;
-		if (*s == ',')
-			s++;
-	}
-	return ro;
+	return (m->pub.attr & MOUNT_ATTR_RDONLY) || (m->sb_flags & MR__SB_RDONLY);
 }
 
 bool mr__mount_attrs_same(const struct mr__mount *a, const struct mr__mount *b)

@@ -297,6 +297,8 @@ static int parse_line(char *l, size_t len, char *opts, struct mr__mount **ret)
 		return -EINVAL;
 	if (mr__mountinfo_unescape(root) <= 0 || mr__mountinfo_unescape(path) <= 0)
 		return -EINVAL;
+	if (path[0] != '/')
+		return -EINVAL; /* the kernel writes absolute mount points only */
 	if (mount_opts_attr(mopts, &attr) < 0)
 		return -EINVAL;
 	r = parse_tags(&c, &prop);
