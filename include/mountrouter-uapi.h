@@ -3,7 +3,10 @@
  * Kernel ABI that Debian 12's system headers (linux-libc-dev 6.1) lack:
  *
  *  - watch_mount(2), the mount-notification series carried in kernel/patches/
- *    (x86_64 syscall 463, the first number free in Linux 6.12);
+ *    (syscall 900: far above what mainline assigns, which is near 470 in
+ *    6.18 and grows by about ten a year, so the number never reaches
+ *    another syscall; 463, the first free one in 6.12, became
+ *    setxattrat(2) in 6.13);
  *  - listmount(2)/statmount(2) (Linux 6.8, extended through 6.15);
  *  - fanotify mount events (Linux 6.15).
  *
@@ -82,9 +85,13 @@ struct watch_notification_removal {
 
 /* ---- watch_mount(2): kernel/patches/, CONFIG_MOUNT_NOTIFICATIONS ---- */
 
+/*
+ * Not a number mainline has given out (see the top of this file): on a
+ * kernel without the series the call is ENOSYS, never another syscall.
+ */
 #ifndef __NR_watch_mount
 #if defined(__x86_64__)
-#define __NR_watch_mount 463
+#define __NR_watch_mount 900
 #endif
 #endif
 
