@@ -11,11 +11,20 @@
  *
  * IDs come sorted (the namespace keeps its mounts in an rbtree by unique ID)
  * and the diff is a merge of two sorted arrays, which are swapped after it,
- * so no allocation happens once they are big enough.  An incremental listing
- * (IDs above the last known one, or LISTMOUNT_REVERSE for the newest first)
- * would find new mounts in O(new) but not the ones that went away, nor a
- * mount attached with an older ID (fsmount(2) then move_mount(2)): the whole
- * list is what tells detaches apart, so it is what we read.
+ * so no allocation happens once they are big enough.
+ *
+ * Where NS_MNT_GET_INFO (6.12) counts the namespace's mounts, an attach
+ * costs O(new) instead: list only the IDs above the last one known (new
+ * mounts get new, higher IDs), and if the count is the known one plus those,
+ * nothing went away.  The count cannot tell every case apart: a mount made
+ * earlier and attached now (fsmount(2), then move_mount(2)) has an older ID
+ * and is not listed, and if one went away meanwhile the counts agree.  So a
+ * conclusion drawn from counts is checked by a whole listing later, once the
+ * namespace is quiet (at most VERIFY_MAX_NS after, and no more than
+ * 1/VERIFY_DUTY of the router's time).  A detach, where counts fall short,
+ * lists everything at once.  LISTMOUNT_REVERSE adds nothing to this: new
+ * IDs are the highest, and listing above the last known one finds them
+ * in the same O(new).
  *
  * Moves, remounts and mount_setattr(2) leave the ID set as it was.  A
  * POLLPRI the ID set does not explain therefore gets an O(table) pass, but
@@ -23,21 +32,23 @@
  * (pass_unexplained()).  A POLLPRI that the ID set does explain may still
  * hide one (the kernel coalesces events between two polls): while such
  * kinds are wanted, the same pass runs once the namespace has been quiet
- * for PASS_QUIET_NS, and at the latest PASS_MAX_DEFER_NS after it was owed.
+ * for VERIFY_QUIET_NS, and at the latest VERIFY_MAX_NS after it was owed.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "mountrouter-uapi.h"
 
-#define PASS_QUIET_NS 50000000ull        /* 50 ms */
-#define PASS_MAX_DEFER_NS 1000000000ull  /* 1 s */
 #define IDS_MIN 1024
+#define VERIFY_QUIET_NS 50000000ull      /* 50 ms */
+#define VERIFY_MAX_NS 1000000000ull      /* 1 s */
+#define VERIFY_DUTY 100
 
 /* The kinds an ID set cannot tell: they need a pass over the table. */
 #define KINDS_FLAGS (MR_KIND(MR_EVENT_READONLY) | MR_KIND(MR_EVENT_ATTR) | MR_KIND(MR_EVENT_MOVE))
@@ -59,6 +70,9 @@ struct lm_state {
 	struct lm_ids known, next; /* the last listing; the one being read */
 	uint64_t owed_since_ns;  /* a pass owed for coalesced POLLPRIs, or 0 */
 	uint64_t last_pollpri_ns;
+	bool counts_ok;          /* NS_MNT_GET_INFO counts what listmount lists */
+	uint64_t verify_since_ns; /* known rests on counts since then, or 0 */
+	uint64_t full_cpu_ns;    /* CPU time of the last whole listing */
 	struct mr__table scratch; /* mounts a pass looks at */
 };
 
@@ -130,6 +144,57 @@ static int list_ids(struct lm_state *st, struct lm_ids *ids)
 	return err;
 }
 
+/* The number of mounts in the namespace (NS_MNT_GET_INFO, 6.12), or -errno. */
+static long count_mounts(struct lm_state *st)
+{
+	struct mr_mnt_ns_info info = {.size = MR_MNT_NS_INFO_SIZE_VER0};
+
+	mr__router_count_syscalls(st->ns->r, 1);
+	if (ioctl(st->ns->nsfd, NS_MNT_GET_INFO, &info) < 0)
+		return -errno;
+	return info.nr_mounts;
+}
+
+/*
+ * The IDs above the last known one, appended to st->known (they sort after
+ * it).  Returns how many, or -errno.
+ */
+static long list_new_ids(struct lm_state *st)
+{
+	struct mr_mnt_id_req req = {
+		.size = st->ns_id ? MR_MNT_ID_REQ_SIZE_VER1 : MR_MNT_ID_REQ_SIZE_VER0,
+		.mnt_id = LSMT_ROOT,
+		.param = st->known.n ? st->known.v[st->known.n - 1] : 0,
+		.mnt_ns_id = st->ns_id,
+	};
+	struct lm_ids *ids = &st->known;
+	size_t start = ids->n;
+
+	for (;;) {
+		if (ids->cap - ids->n < 64) {
+			size_t cap = ids->cap < IDS_MIN ? IDS_MIN : ids->cap * 2;
+			uint64_t *v = mr__realloc(ids->v, cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			ids->v = v;
+			ids->cap = cap;
+		}
+		size_t room = ids->cap - ids->n;
+		long got = syscall(__NR_listmount, &req, ids->v + ids->n, room, 0);
+		mr__router_count_syscalls(st->ns->r, 1);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			ids->n = start;
+			return -errno;
+		}
+		ids->n += (size_t)got;
+		if ((size_t)got < room)
+			return (long)(ids->n - start);
+		req.param = ids->v[ids->n - 1];
+	}
+}
+
 static int lm_lookup(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret)
 {
 	struct lm_state *st = ns->src;
@@ -145,6 +210,7 @@ static int lm_read_table(struct mr__ns *ns, struct mr__table *ret)
 	struct lm_state *st = ns->src;
 	uint64_t calls = 0;
 	size_t start = ret->n;
+	long before = mr__probe()->ns_mnt_next ? count_mounts(st) : -ENOTTY;
 	int err = mr__listmount_table(st->ns_id, &ns->smbuf, &calls, ret);
 
 	mr__router_count_syscalls(ns->r, calls);
@@ -179,6 +245,9 @@ static int lm_read_table(struct mr__ns *ns, struct mr__table *ret)
 	st->known.n = 0;
 	for (size_t i = start; i < ret->n; i++)
 		st->known.v[st->known.n++] = ret->v[i]->pub.id;
+	/* Mounts vanishing between listmount and statmount make this differ: no harm. */
+	st->counts_ok = before >= 0 && (size_t)before == st->known.n && count_mounts(st) == before;
+	st->verify_since_ns = 0;
 	return 0;
 }
 
@@ -250,10 +319,61 @@ static size_t diff_ids(struct lm_state *st)
 	return changed;
 }
 
+/*
+ * Lists every ID and routes the difference; returns how many changed, or
+ * -errno.  Learns again whether the counts can be trusted.
+ */
+static long full_listing(struct lm_state *st)
+{
+	uint64_t cpu0 = mr__thread_cpu_ns();
+	long before = mr__probe()->ns_mnt_next ? count_mounts(st) : -ENOTTY;
+	struct lm_ids t;
+	int err = list_ids(st, &st->next);
+
+	if (err < 0)
+		return err;
+	size_t changed = diff_ids(st);
+	t = st->known;
+	st->known = st->next;
+	st->next = t;
+	st->counts_ok = before >= 0 && (size_t)before == st->known.n;
+	st->verify_since_ns = 0;
+	st->full_cpu_ns = mr__thread_cpu_ns() - cpu0;
+	return (long)changed;
+}
+
+/*
+ * New IDs only, if the counts say nothing went away: the number of new
+ * mounts (routed), or -1 when a whole listing must tell.
+ */
+static long quick_listing(struct lm_state *st)
+{
+	long n = count_mounts(st);
+
+	if (n < 0) {
+		st->counts_ok = false;
+		return -1;
+	}
+	size_t old_n = st->known.n;
+	long k = list_new_ids(st);
+	if (k < 0)
+		return -1;
+	if ((size_t)n != old_n + (size_t)k) {
+		st->known.n = old_n; /* the whole listing diffs against what was known */
+		return -1;
+	}
+	for (size_t i = old_n; i < st->known.n; i++)
+		mr__router_change(st->ns, &(struct mr__change){.kind = MR__CHANGE_ATTACH,
+							 .mnt_id = st->known.v[i]});
+	if (!st->verify_since_ns)
+		st->verify_since_ns = mr__now_ns();
+	return k;
+}
+
 static void on_pollpri(struct mr__watch *w, int res, const void *buf, size_t len)
 {
 	struct lm_state *st = w->owner;
-	struct lm_ids t;
+	long changed = -1;
 
 	(void)buf;
 	(void)len;
@@ -261,14 +381,14 @@ static void on_pollpri(struct mr__watch *w, int res, const void *buf, size_t len
 		return;
 	mr__router_stamp(st->ns->r);
 	st->last_pollpri_ns = mr__now_ns();
-	if (list_ids(st, &st->next) < 0) {
+	if (st->counts_ok)
+		changed = quick_listing(st);
+	if (changed < 0)
+		changed = full_listing(st);
+	if (changed < 0) {
 		mr__router_loss(st->ns);
 		return;
 	}
-	size_t changed = diff_ids(st);
-	t = st->known;
-	st->known = st->next;
-	st->next = t;
 
 	uint32_t wanted = mr__router_kinds_wanted(st->ns);
 	if (!(wanted & KINDS_FLAGS))
@@ -290,27 +410,44 @@ static void on_timer(struct mr__watch *w, int res, const void *buf, size_t len)
 	/* after_batch of this step runs the pass if it is due. */
 }
 
+/* When the deferred work of @since is due: quiet, or waited long enough. */
+static uint64_t due_at(const struct lm_state *st, uint64_t since, uint64_t min_wait)
+{
+	uint64_t quiet = st->last_pollpri_ns + VERIFY_QUIET_NS;
+	uint64_t at = quiet > since + min_wait ? quiet : since + min_wait;
+
+	return at < since + VERIFY_MAX_NS ? at : since + VERIFY_MAX_NS;
+}
+
 static void lm_after_batch(struct mr__ns *ns)
 {
 	struct lm_state *st = ns->src;
+	uint64_t now = mr__now_ns(), next = UINT64_MAX;
 
-	if (!st->owed_since_ns)
-		return;
-	uint64_t now = mr__now_ns();
-	uint64_t quiet_at = st->last_pollpri_ns + PASS_QUIET_NS;
-	uint64_t latest = st->owed_since_ns + PASS_MAX_DEFER_NS;
-	uint64_t due = quiet_at < latest ? quiet_at : latest;
-
-	if (now >= due) {
-		uint32_t wanted = mr__router_kinds_wanted(ns);
-		if (wanted & KINDS_FLAGS)
-			pass_unexplained(st, wanted);
-		else
-			st->owed_since_ns = 0;
-		return;
+	if (st->verify_since_ns) {
+		uint64_t at = due_at(st, st->verify_since_ns, st->full_cpu_ns * VERIFY_DUTY);
+		if (now >= at) {
+			mr__router_stamp(ns->r);
+			if (full_listing(st) < 0)
+				mr__router_loss(ns);
+		} else {
+			next = at;
+		}
 	}
-	if (!st->timer_armed) {
-		st->timer.timeout_ns = due - now;
+	if (st->owed_since_ns) {
+		uint64_t at = due_at(st, st->owed_since_ns, 0);
+		if (now >= at) {
+			uint32_t wanted = mr__router_kinds_wanted(ns);
+			if (wanted & KINDS_FLAGS)
+				pass_unexplained(st, wanted);
+			else
+				st->owed_since_ns = 0;
+		} else if (at < next) {
+			next = at;
+		}
+	}
+	if (next != UINT64_MAX && !st->timer_armed) {
+		st->timer.timeout_ns = next - now;
 		if (mr__reactor_add(mr__router_reactor(ns->r), &st->timer) == 0)
 			st->timer_armed = true;
 	}
