@@ -360,6 +360,7 @@ struct mr__features {
 	bool buf_ring;       /* provided buffer rings (5.19) */
 	bool mntns_id;       /* NS_GET_MNTNS_ID (6.10) */
 	bool statmount_opts; /* STATMOUNT_MNT_OPTS (6.11) */
+	bool statmount_sb_source; /* STATMOUNT_SB_SOURCE (6.13): else sources read "" */
 	bool listmount_reverse; /* LISTMOUNT_REVERSE (6.11) */
 	bool ns_mnt_next;    /* NS_MNT_GET_NEXT (6.12) */
 	int watch_mount_err; /* why watch_mount is unusable (-errno) */

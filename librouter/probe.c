@@ -51,6 +51,10 @@ static void probe_listmount(void)
 		long rc = syscall(__NR_statmount, &sreq, &u, sizeof(u), 0);
 		/* EOVERFLOW: the option string did not fit, but the kernel knows it. */
 		features.statmount_opts = rc == 0 || errno == EOVERFLOW;
+		/* Unknown mask bits are EINVAL. */
+		sreq.param = STATMOUNT_SB_SOURCE;
+		rc = syscall(__NR_statmount, &sreq, &u, sizeof(u), 0);
+		features.statmount_sb_source = rc == 0 || errno == EOVERFLOW;
 	}
 }
 
