@@ -3,7 +3,10 @@
  * Kernel ABI that Debian 12's system headers (linux-libc-dev 6.1) lack:
  *
  *  - watch_mount(2), the mount-notification series carried in kernel/patches/
- *    (x86_64 syscall 463, the first number free in Linux 6.12);
+ *    (syscall 900: far above what mainline assigns, which is near 470 in
+ *    6.18 and grows by about ten a year, so the number never reaches
+ *    another syscall; 463, the first free one in 6.12, became
+ *    setxattrat(2) in 6.13);
  *  - listmount(2)/statmount(2) (Linux 6.8, extended through 6.15);
  *  - fanotify mount events (Linux 6.15).
  *
@@ -82,9 +85,13 @@ struct watch_notification_removal {
 
 /* ---- watch_mount(2): kernel/patches/, CONFIG_MOUNT_NOTIFICATIONS ---- */
 
+/*
+ * Not a number mainline has given out (see the top of this file): on a
+ * kernel without the series the call is ENOSYS, never another syscall.
+ */
 #ifndef __NR_watch_mount
 #if defined(__x86_64__)
-#define __NR_watch_mount 463
+#define __NR_watch_mount 900
 #endif
 #endif
 
@@ -199,6 +206,9 @@ struct mr_statmount {
 #ifndef LSMT_ROOT
 #define LSMT_ROOT 0xffffffffffffffffull /* listmount: the namespace root */
 #endif
+#ifndef LISTMOUNT_REVERSE
+#define LISTMOUNT_REVERSE (1u << 0) /* 6.11: newest mounts first */
+#endif
 
 /* MOUNT_ATTR_* (5.12) as statmount reports them in mnt_attr. */
 #ifndef MOUNT_ATTR_RDONLY
@@ -223,6 +233,22 @@ struct mr_statmount {
 /* NS_GET_MNTNS_ID (6.10): the 64-bit ID statmount reports as mnt_ns_id. */
 #ifndef NS_GET_MNTNS_ID
 #define NS_GET_MNTNS_ID _IOR(0xb7, 0x5, uint64_t)
+#endif
+
+/*
+ * Walking the mount namespaces an nsfs fd can see (6.12, linux/nsfs.h):
+ * NS_MNT_GET_NEXT returns an fd of the next one (ENOENT after the last).
+ */
+struct mr_mnt_ns_info {
+	uint32_t size;
+	uint32_t nr_mounts;
+	uint64_t mnt_ns_id;
+};
+#define MR_MNT_NS_INFO_SIZE_VER0 16
+#ifndef NS_MNT_GET_INFO
+#define NS_MNT_GET_INFO _IOR(0xb7, 10, struct mr_mnt_ns_info)
+#define NS_MNT_GET_NEXT _IOR(0xb7, 11, struct mr_mnt_ns_info)
+#define NS_MNT_GET_PREV _IOR(0xb7, 12, struct mr_mnt_ns_info)
 #endif
 
 /* ---- fanotify mount events (6.15) ---- */

@@ -123,7 +123,8 @@ MR_EXPORT void mr_event_unref(const struct mr_event *ev);
 struct mr_opts {
 	size_t size;          /* sizeof(struct mr_opts), for extension */
 	unsigned flags;       /* MR_OPT_* */
-	const char *source;   /* "auto" (NULL), "watch_mount", "fanotify", "mountinfo" */
+	const char *source;   /* "auto" (NULL), "watch_mount", "fanotify", "listmount",
+			       * "mountinfo" */
 	unsigned queue_notes; /* watch_mount: notification pipe slots, 1..512 (0: 256) */
 	unsigned batch;       /* reads submitted per io_uring_enter, 1..4096 (0: 64) */
 };
@@ -141,6 +142,15 @@ MR_EXPORT void mr_router_free(mr_router *r);
 /* Name of the source in use ("fanotify", ...) and why it was chosen. */
 MR_EXPORT const char *mr_router_source(const mr_router *r);
 MR_EXPORT const char *mr_router_source_reason(const mr_router *r);
+
+/*
+ * The source watching namespace @ns_id and why: the router's, or, when the
+ * router's source was picked by probing and could not watch this namespace
+ * (a per-user limit, a kernel that cannot name it), the next one that
+ * could.  Strings are static.  Returns 0, -ENOENT for an unknown namespace.
+ */
+MR_EXPORT int mr_router_ns_source(mr_router *r, uint64_t ns_id, const char **ret_name,
+				  const char **ret_reason);
 
 /*
  * Adds a mount namespace: the caller's, that of process @pid, or the one an

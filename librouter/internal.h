@@ -489,6 +489,10 @@ struct mr__features {
 	bool read_multishot; /* IORING_OP_READ_MULTISHOT (6.7) */
 	bool buf_ring;       /* provided buffer rings (5.19) */
 	bool mntns_id;       /* NS_GET_MNTNS_ID (6.10) */
+	bool statmount_opts; /* STATMOUNT_MNT_OPTS (6.11) */
+	bool statmount_sb_source; /* STATMOUNT_SB_SOURCE (6.13): else sources read "" */
+	bool listmount_reverse; /* LISTMOUNT_REVERSE (6.11) */
+	bool ns_mnt_next;    /* NS_MNT_GET_NEXT (6.12) */
 	int watch_mount_err; /* why watch_mount is unusable (-errno) */
 	int fanotify_err;
 };
@@ -602,11 +606,19 @@ struct mr__source_ops {
 };
 
 extern const struct mr__source_ops mr__source_fanotify;
+extern const struct mr__source_ops mr__source_listmount;
 extern const struct mr__source_ops mr__source_mountinfo;
 extern const struct mr__source_ops mr__source_watch_mount;
 
 /* Picks a source by name ("auto"/NULL: the best available) and says why. */
 int mr__source_pick(const char *name, const struct mr__source_ops **ret, const char **ret_reason);
+/*
+ * The source a namespace falls back to when @failed could not watch it
+ * with @err (a limit, an unsupported namespace), and why; NULL when @err
+ * is not such an error or nothing below @failed probes.
+ */
+const struct mr__source_ops *mr__source_fallback(const struct mr__source_ops *failed, int err,
+						 const char **ret_reason);
 
 struct mr__ns {
 	uint64_t id;
@@ -618,6 +630,7 @@ struct mr__ns {
 	unsigned n_subs;
 	unsigned n_attr_subs; /* subscribers asking for READONLY or ATTR events */
 	const struct mr__source_ops *ops;
+	const char *reason; /* why ops, when it is not the router's source */
 	void *src;         /* the source's state */
 	bool resync_pending;
 	struct mr__statmount_buf smbuf; /* statmount replies (one thread at a time) */
@@ -690,8 +703,15 @@ void mr__router_kick(mr_router *r);
 void mr__router_count_syscalls(mr_router *r, uint64_t n);
 /* A finished table sweep (changes the source does not report) and its CPU time. */
 void mr__router_count_sweep(mr_router *r, uint64_t ns);
-/* The source every namespace of the router uses. */
+/*
+ * The union of the kinds (MR_KIND() mask) @ns's subscribers ask for, so a
+ * source does no work for changes nobody wants.  Router thread only.
+ */
+uint32_t mr__router_kinds_wanted(const struct mr__ns *ns);
+/* The router's source: each namespace's first choice. */
 const struct mr__source_ops *mr__router_source_ops(mr_router *r);
+/* The router's source was picked by probing: a namespace may fall back. */
+bool mr__router_source_auto(mr_router *r);
 struct mr__reactor *mr__router_reactor(mr_router *r);
 const struct mr_opts *mr__router_opts(mr_router *r);
 

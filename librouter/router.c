@@ -40,6 +40,7 @@ struct mr_router {
 	struct mr__reactor *re;
 	const struct mr__source_ops *ops;
 	const char *reason;
+	bool source_auto;  /* picked by probing, not by name: namespaces may fall back */
 	struct mr_opts opts;
 	char *source_name;
 
@@ -1369,6 +1370,7 @@ int mr_router_new(mr_router **ret, const struct mr_opts *opts)
 	err = mr__source_pick(o.source, &r->ops, &r->reason);
 	if (err < 0)
 		goto fail;
+	r->source_auto = !o.source || !strcmp(o.source, "auto");
 
 	struct mr__reactor_opts ro = {.entries = o.batch ? o.batch * 2 : 256};
 	err = mr__reactor_new(&ro, &r->re);
@@ -1437,6 +1439,23 @@ const char *mr_router_source_reason(const mr_router *r)
 	return r && r->reason ? r->reason : "";
 }
 
+int mr_router_ns_source(mr_router *r, uint64_t ns_id, const char **ret_name,
+			const char **ret_reason)
+{
+	struct mr__ns *ns;
+
+	if (!r || !ret_name || !ret_reason)
+		return -EINVAL;
+	pthread_mutex_lock(&r->ctl_lock);
+	ns = registry_find(r, ns_id);
+	if (ns) {
+		*ret_name = ns->ops->name;
+		*ret_reason = ns->ops == r->ops ? r->reason : ns->reason;
+	}
+	pthread_mutex_unlock(&r->ctl_lock);
+	return ns ? 0 : -ENOENT;
+}
+
 int mr_router_stats(const mr_router *r, struct mr_stats *ret)
 {
 	if (!r || !ret)
@@ -1475,7 +1494,22 @@ const struct mr__source_ops *mr__router_source_ops(mr_router *r)
 	return r->ops;
 }
 
+bool mr__router_source_auto(mr_router *r)
+{
+	return r->source_auto;
+}
+
 const struct mr_opts *mr__router_opts(mr_router *r)
 {
 	return &r->opts;
+}
+
+uint32_t mr__router_kinds_wanted(const struct mr__ns *ns)
+{
+	uint32_t kinds = 0;
+
+	for (const struct mr_sub *s = ns->r->subs; s; s = s->next_all)
+		if (s->ns == ns && s->attached)
+			kinds |= s->kinds;
+	return kinds;
 }

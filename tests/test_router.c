@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "mountrouter-uapi.h"
 #include "testutil.h"
 
@@ -312,7 +313,9 @@ static int test_late_join_snapshot(void)
 	CHECK_STR(ev->mounts[0].path, at("late"));
 	CHECK_STR(ev->mounts[1].path, at("late/x"));
 	CHECK_STR(ev->mounts[1].fstype, "tmpfs");
-	CHECK_STR(ev->mounts[1].source, "x");
+	/* statmount reports no source before STATMOUNT_SB_SOURCE (6.13). */
+	if (!strcmp(source, "mountinfo") || mr__probe()->statmount_sb_source)
+		CHECK_STR(ev->mounts[1].source, "x");
 	CHECK(strstr(ev->mounts[1].options, "mode=700"));
 	mr_event_unref(ev);
 

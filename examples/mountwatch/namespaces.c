@@ -121,14 +121,24 @@ static void unsubscribe(struct ns_entry *e)
 	e->n_subs = 0;
 }
 
-static void announce(const struct ns_entry *e, const char *how)
+/*
+ * One line per namespace; when it is watched by another source than the
+ * router's (a limit reached, a kernel that cannot name it), which and why.
+ */
+static void announce(struct mw_watch *w, const struct ns_entry *e, const char *how)
 {
+	const char *name = "", *why = "";
+	char pid[32] = "";
+
 	if (e->pid > 0)
-		fprintf(stderr, "mountwatch: watching mount namespace %llu (%s, pid %d)\n",
-			(unsigned long long)e->id, how, (int)e->pid);
+		snprintf(pid, sizeof(pid), ", pid %d", (int)e->pid);
+	if (mr_router_ns_source(w->r, e->id, &name, &why) == 0 &&
+	    strcmp(name, mr_router_source(w->r)))
+		fprintf(stderr, "mountwatch: watching mount namespace %llu (%s%s) with source %s: %s\n",
+			(unsigned long long)e->id, how, pid, name, why);
 	else
-		fprintf(stderr, "mountwatch: watching mount namespace %llu (%s)\n",
-			(unsigned long long)e->id, how);
+		fprintf(stderr, "mountwatch: watching mount namespace %llu (%s%s)\n",
+			(unsigned long long)e->id, how, pid);
 }
 
 /* The caller's namespace, which mr_router_new() added already. */
@@ -148,7 +158,7 @@ static int add_self(struct mw_watch *w)
 		return -ENOMEM;
 	e->id = id;
 	e->pinned = true;
-	announce(e, "this process's");
+	announce(w, e, "this process's");
 	return subscribe(w, e);
 }
 
@@ -210,7 +220,7 @@ static int add_named(struct mw_watch *w, const char *arg)
 	e->id = id;
 	e->pid = pid;
 	e->pinned = true;
-	announce(e, "--ns");
+	announce(w, e, "--ns");
 	return subscribe(w, e);
 }
 
@@ -259,7 +269,7 @@ int mw_watch_rescan(struct mw_watch *w)
 			continue;
 		}
 		e->id = id;
-		announce(e, "new");
+		announce(w, e, "new");
 		if (subscribe(w, e) < 0)
 			e->failed = true;
 	}

@@ -66,7 +66,7 @@ static void usage(FILE *f)
 		"  -A, --all-namespaces      every mount namespace under /proc, as they come\n"
 		"                            and go\n"
 		"      --rescan-interval MS  how often --all-namespaces rescans /proc (500)\n"
-		"      --source NAME         auto, watch_mount, fanotify or mountinfo (auto)\n"
+		"      --source NAME         auto, watch_mount, fanotify, listmount or mountinfo (auto)\n"
 		"      --queue N             events queued per subtree before an overrun (4096)\n"
 		"\n"
 		"How to print it:\n"
@@ -264,9 +264,10 @@ int mw_parse_options(int argc, char **argv, struct mw_opts *o, int *ret_exit)
 		}
 		case OPT_SOURCE:
 			if (strcmp(optarg, "auto") && strcmp(optarg, "watch_mount") &&
-			    strcmp(optarg, "fanotify") && strcmp(optarg, "mountinfo")) {
+			    strcmp(optarg, "fanotify") && strcmp(optarg, "listmount") &&
+			    strcmp(optarg, "mountinfo")) {
 				fprintf(stderr, "mountwatch: unknown source '%s' "
-						"(auto, watch_mount, fanotify, mountinfo)\n", optarg);
+						"(auto, watch_mount, fanotify, listmount, mountinfo)\n", optarg);
 				return -EINVAL;
 			}
 			o->source = strcmp(optarg, "auto") ? optarg : NULL;
