@@ -484,6 +484,7 @@ struct mr__features {
 	bool listmount;      /* listmount/statmount (6.8) */
 	bool statmount_ns;   /* mnt_id_req.mnt_ns_id (6.11) */
 	bool fanotify_mnt;   /* FAN_REPORT_MNT + FAN_MARK_MNTNS (6.15) */
+	bool fanotify_mnt_attr; /* FAN_MNT_ATTR_CHANGE (the project's kernel) */
 	bool watch_mount;    /* the project's patched kernel */
 	bool notification_pipe; /* CONFIG_WATCH_QUEUE */
 	bool read_multishot; /* IORING_OP_READ_MULTISHOT (6.7) */

@@ -75,6 +75,14 @@ static void probe_fanotify(void)
 		features.fanotify_err = errno == EINVAL ? -ENOSYS : -errno;
 	} else {
 		features.fanotify_mnt = true;
+		/*
+		 * The attribute event is asked for on its own: a kernel without
+		 * it refuses the unknown mask bit with EINVAL and leaves the
+		 * attach/detach mark as it was.
+		 */
+		features.fanotify_mnt_attr =
+			fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_MNTNS, FAN_MNT_ATTR_CHANGE, ns,
+				      NULL) == 0;
 	}
 	if (ns >= 0)
 		close(ns);
