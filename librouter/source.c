@@ -13,12 +13,14 @@ static const struct mr__source_ops *const by_preference[] = {
 
 int mr__source_pick(const char *name, const struct mr__source_ops **ret, const char **ret_reason)
 {
+	int err;
+
 	if (name && strcmp(name, "auto")) {
 		for (size_t i = 0; i < MR__ARRAY_SIZE(by_preference); i++) {
 			const struct mr__source_ops *ops = by_preference[i];
 			if (strcmp(name, ops->name))
 				continue;
-			int err = ops->probe();
+			err = ops->probe();
 			if (err < 0)
 				return err;
 			*ret = ops;
@@ -31,9 +33,14 @@ int mr__source_pick(const char *name, const struct mr__source_ops **ret, const c
 	if (mr__source_watch_mount.probe() == 0) {
 		*ret = &mr__source_watch_mount;
 		*ret_reason = "watch_mount(2) is available: every change kind, per subtree";
-	} else if (mr__source_fanotify.probe() == 0) {
+	} else if ((err = mr__source_fanotify.probe()) == 0) {
 		*ret = &mr__source_fanotify;
 		*ret_reason = "no watch_mount(2); fanotify mount events (6.15+) are available";
+	} else if (err == -EPERM || err == -EACCES) {
+		/* The kernel has them; this caller may not use them. */
+		*ret = &mr__source_mountinfo;
+		*ret_reason = "fanotify mount events need CAP_SYS_ADMIN, which this process lacks: "
+			      "re-reading mountinfo";
 	} else {
 		*ret = &mr__source_mountinfo;
 		*ret_reason = "neither watch_mount(2) nor fanotify mount events: re-reading mountinfo";
