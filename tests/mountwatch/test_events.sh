@@ -29,8 +29,8 @@ mw_start "$OUT" --json --source "$SRC" --subtree "$R"
 # One line per event: action target old-target options old-options, with
 # ROOT written as R.
 summary() {
-	jq -r '[.action, .target, (."old-target" // "-"), .options,
-		(."old-options" // "-")] | join(" ")' "$OUT" | sed "s|$R|R|g"
+	jq -r '[.kind, .target, (.old_target // "-"), .options,
+		(.old_options // "-")] | join(" ")' "$OUT" | sed "s|$R|R|g"
 }
 
 n=0

@@ -49,7 +49,7 @@ test_ns() {
 		fail "--ns $how reported: $(cat "$out")"
 	local ns=$(jq -r .ns "$out")
 	[ "$ns" != "$SELF_NS" ] || fail "--ns $how: event carries our namespace's ID"
-	grep -q "watching mount namespace $ns (--ns" "$out.err" || fail "--ns $how: not announced"
+	grep -q "watching mount namespace $ns (id [0-9]*, --ns" "$out.err" || fail "--ns $how: not announced"
 	echo "$ns"
 }
 NS1=$(test_ns "$C1" pid) || fail "--ns PID: $NS1"
@@ -63,7 +63,7 @@ grep -q "watching mount namespace $SELF_NS " "$OUT.err" || fail "-A: own namespa
 grep -q "watching mount namespace $NS1 " "$OUT.err" || fail "-A: C1's namespace missing"
 C2=$(new_ns)
 for _ in $(seq 100); do
-	NS2=$(sed -n "s/^mountwatch: watching mount namespace \([0-9]*\) (new, pid $C2)$/\1/p" "$OUT.err")
+	NS2=$(sed -n "s/^mountwatch: watching mount namespace \([0-9]*\) (id [0-9]*, new, pid $C2)$/\1/p" "$OUT.err")
 	[ -n "$NS2" ] && break
 	sleep 0.05
 done
