@@ -451,12 +451,14 @@ static void format_time(const struct mw_out *out, uint64_t mono_ns, char *dst, s
 
 /* ---- table ---- */
 
-/* Columns whose values have no bound: they share what the others leave. */
+/*
+ * Columns whose values have no bound: they share what the others leave,
+ * and are the ones cut.  FSTYPE and FLAGS are short words, whole or useless.
+ */
 static bool col_flexible(enum mw_col c)
 {
-	return c == MW_COL_TARGET || c == MW_COL_SOURCE || c == MW_COL_FSTYPE ||
-	       c == MW_COL_OPTIONS || c == MW_COL_OLD_TARGET || c == MW_COL_OLD_OPTIONS ||
-	       c == MW_COL_FSROOT || c == MW_COL_FLAGS;
+	return c == MW_COL_TARGET || c == MW_COL_SOURCE || c == MW_COL_OPTIONS ||
+	       c == MW_COL_OLD_TARGET || c == MW_COL_OLD_OPTIONS || c == MW_COL_FSROOT;
 }
 
 /* Widths of the columns whose values have a known size. */
@@ -482,6 +484,8 @@ static size_t col_fixed_width(const struct mw_out *out, enum mw_col c)
 		return 7;
 	case MW_COL_SEQ:
 		return 4;
+	case MW_COL_FSTYPE:
+		return 5;
 	default:
 		return 0;
 	}

@@ -47,7 +47,7 @@ mw_start() {
 	"$MW" "$@" >"$out" 2>"$out.err" &
 	MW_PID=$!
 	for _ in $(seq 100); do
-		grep -q '^mountwatch: ready' "$out.err" && return 0
+		grep -qs '^mountwatch: ready' "$out.err" && return 0
 		kill -0 "$MW_PID" 2>/dev/null || break
 		sleep 0.05
 	done
