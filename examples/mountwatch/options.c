@@ -129,6 +129,9 @@ static int parse_kinds(const char *list, uint32_t *ret)
 		 */
 		if (!strcmp(t, "remount") || !strcmp(t, "setattr") || !strcmp(t, "attr"))
 			mask |= MR_KIND(MR_EVENT_READONLY);
+		/* findmnt's "umount" is any mount going away: an expiry too. */
+		if (!strcmp(t, "umount"))
+			mask |= MR_KIND(MR_EVENT_EXPIRY);
 	}
 	free(dup);
 	if (!mask) {
