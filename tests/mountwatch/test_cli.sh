@@ -73,6 +73,8 @@ test_exit_codes() {
 	expect 3 '^mountwatch: --mountpoint /nonexistent: No such' "$MW" -M /nonexistent --timeout 0
 	# stdout closed by the caller: said, not EINVAL from a write into another fd.
 	expect 7 'standard output is closed' bash -c 'exec "$0" --snapshot --timeout 0 >&-' "$MW"
+	expect 7 'No space left on device (writing the output)' \
+		bash -c 'exec "$0" --snapshot --timeout 0 >/dev/full' "$MW"
 	# -A without procfs: nothing to watch, ever; said at once.
 	expect 3 'no process under /proc' unshare -m --propagation private \
 		bash -c 'mount -t tmpfs noproc /proc && exec "$0" -A --timeout 100' "$MW"
