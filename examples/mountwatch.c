@@ -357,6 +357,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "mountwatch: source %s: %s: it needs CAP_SYS_ADMIN; run as "
 					"root or try --source mountinfo\n",
 				m.o.source ? m.o.source : "auto", strerror(-err));
+		else if (err == -EMFILE)
+			/* fanotify_init(): fs.fanotify.max_user_groups (128) reached. */
+			fprintf(stderr, "mountwatch: cannot start the router: %s (this user's fanotify "
+					"groups may be used up, see fs.fanotify.max_user_groups; try "
+					"--source mountinfo)\n", strerror(-err));
 		else
 			fprintf(stderr, "mountwatch: cannot start the router: %s\n", strerror(-err));
 		goto out;

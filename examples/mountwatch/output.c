@@ -246,6 +246,7 @@ struct row {
 	char majmin[24];
 	char prop[40], old_prop[40];
 	struct buf source;            /* SOURCE[FSROOT] of a bind mount */
+	struct buf opts, old_opts;    /* OPTIONS, OLD-OPTIONS as findmnt merges them */
 	uint32_t evflags;
 	const struct mr_event *ev;
 };
@@ -332,6 +333,30 @@ static void row_common(struct mw_out *out, struct row *r, const struct mr_event 
 	r->s[MW_COL_FLAGS] = r->flags;
 }
 
+/*
+ * The library writes a read-only superblock under a read-write mount as
+ * "rw,...,ro" (the mount's flag first, the superblock's last); findmnt's
+ * OPTIONS merges the two into "ro,...".  Returns @opts or the merged copy
+ * in @b.
+ */
+static const char *findmnt_options(struct buf *b, const char *opts)
+{
+	if (strncmp(opts, "rw,", 3))
+		return opts;
+	const char *p = opts + 2;
+	while (*p == ',') {
+		size_t n = strcspn(p + 1, ",");
+		if (n == 2 && !strncmp(p + 1, "ro", 2)) {
+			buf_str(b, "ro");
+			buf_add(b, opts + 2, (size_t)(p - (opts + 2)));
+			buf_str(b, p + 3);
+			return b->p;
+		}
+		p += n + 1;
+	}
+	return opts;
+}
+
 /* The columns a mount gives: IDs as mountinfo and statmount show them, and the rest. */
 static void row_from_mount(struct row *r, const struct mr_mount *m)
 {
@@ -343,7 +368,7 @@ static void row_from_mount(struct row *r, const struct mr_mount *m)
 	set_num(r, MW_COL_UNIQ_PARENT, m->parent_id);
 	r->s[MW_COL_TARGET] = m->path;
 	r->s[MW_COL_FSTYPE] = m->fstype;
-	r->s[MW_COL_OPTIONS] = m->options;
+	r->s[MW_COL_OPTIONS] = findmnt_options(&r->opts, m->options);
 	r->s[MW_COL_FSROOT] = m->root;
 	snprintf(r->majmin, sizeof(r->majmin), "%u:%u", m->dev_major, m->dev_minor);
 	r->s[MW_COL_MAJMIN] = r->majmin;
@@ -399,13 +424,13 @@ static void row_event(struct mw_out *out, struct row *r, const struct mr_event *
 		r->s[MW_COL_TARGET] = ev->path;
 		r->s[MW_COL_SOURCE] = ev->source;
 		r->s[MW_COL_FSTYPE] = ev->fstype;
-		r->s[MW_COL_OPTIONS] = ev->options;
+		r->s[MW_COL_OPTIONS] = findmnt_options(&r->opts, ev->options);
 	}
 	/* findmnt shows the old values only where they changed: so do we. */
 	if (ev->kind == MR_EVENT_MOVE && ev->old_path[0])
 		r->s[MW_COL_OLD_TARGET] = ev->old_path;
 	if (ev->old_options[0] && strcmp(ev->old_options, ev->options))
-		r->s[MW_COL_OLD_OPTIONS] = ev->old_options;
+		r->s[MW_COL_OLD_OPTIONS] = findmnt_options(&r->old_opts, ev->old_options);
 	if (ev->old_mount && ev->old_propagation != ev->propagation) {
 		propagation_string(ev->old_propagation, r->old_prop, sizeof(r->old_prop));
 		r->s[MW_COL_OLD_PROPAGATION] = r->old_prop;
@@ -759,6 +784,8 @@ int mw_out_event(struct mw_out *out, const struct mr_event *ev)
 	row_event(out, &r, ev, msg, sizeof(msg));
 	int err = print_row(out, &r);
 	free(r.source.p);
+	free(r.opts.p);
+	free(r.old_opts.p);
 	return err;
 }
 
@@ -769,6 +796,7 @@ int mw_out_snapshot_mount(struct mw_out *out, const struct mr_event *ev, const s
 	row_mount(out, &r, ev, m);
 	int err = print_row(out, &r);
 	free(r.source.p);
+	free(r.opts.p);
 	return err;
 }
 

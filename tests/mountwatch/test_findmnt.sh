@@ -17,7 +17,7 @@ mw_private_ns "$@"
 mw_need_source "$SRC"
 R=$MW_ROOT
 W=$MW_WORK
-mkdir "$R/a" "$R/b" "$R/c" "$R/only" "$R/s" "$R/p"
+mkdir "$R/a" "$R/b" "$R/c" "$R/only" "$R/s" "$R/p" "$R/sep"
 # A shared mount made before watching (findmnt --poll does not report a
 # propagation change): its bind is its peer, PROPAGATION "shared".
 mount -t tmpfs fs "$R/s" && mount --make-shared "$R/s" && mkdir "$R/s/sub" ||
@@ -33,11 +33,20 @@ SUB=$!
 sleep 0.3 # findmnt says nothing when it is ready
 
 n=0
+# step [-N] COMMAND...: runs COMMAND, waits for N (1) more lines from
+# mountwatch and then from findmnt, so that no two steps coalesce in
+# findmnt's re-read of mountinfo (a remount and its undoing would vanish).
 step() {
+	local want=1
+	case $1 in -[0-9]) want=${1#-}; shift ;; esac
 	"$@" || fail "$*"
-	n=$((n + 1))
+	n=$((n + want))
 	mw_wait_lines "$W/mw" "$n" || fail "mountwatch saw nothing after: $*"
-	sleep 0.1 # let findmnt's poll() come round too
+	for _ in $(seq 100); do
+		[ "$(grep -c "TARGET=\"$R[/\"]" "$W/findmnt")" -ge "$n" ] && return 0
+		sleep 0.05
+	done
+	echo "findmnt saw nothing after: $*" # the comparison below says what differs
 }
 step mount -t tmpfs fa "$R/a"
 mkdir "$R/a/sub"
@@ -46,6 +55,13 @@ step mount --move "$R/b" "$R/c"
 step mount -o remount,bind,ro "$R/c"
 step mount -o remount,bind,rw "$R/c"
 step "$SETATTR" "$R/c" +noexec
+# The superblock: both of its mounts change, in an order of the source's
+# own (compared as a set; a mount in between marks where each step ends);
+# the bind stays rw itself, findmnt's OPTIONS says "ro,..." all the same.
+step mount -t tmpfs sep "$R/sep"
+step -2 mount -o remount,ro "$R/a"
+step umount "$R/sep"
+step -2 mount -o remount,rw "$R/a"
 step mount --bind "$R/s/sub" "$R/p"
 step mount -t tmpfs fo "$R/only"
 step umount "$R/only"
@@ -70,7 +86,21 @@ def rows(path):
             out.append(d)
     return out
 
-fm, mw = rows(fm_path), rows(mw_path)
+def canonical(rows):
+    # Consecutive remounts (one superblock's mounts) in target order;
+    # every other row keeps its place.
+    out, run = [], []
+    for d in rows + [None]:
+        if d is not None and d["ACTION"] == "remount":
+            run.append(d)
+            continue
+        out += sorted(run, key=lambda x: x["TARGET"])
+        run = []
+        if d is not None:
+            out.append(d)
+    return out
+
+fm, mw = canonical(rows(fm_path)), canonical(rows(mw_path))
 assert fm, "findmnt --poll reported nothing under %s" % root
 cols = ["ACTION", "TARGET", "SOURCE", "FSTYPE", "OPTIONS", "ID", "PARENT", "MAJ:MIN",
         "FSROOT", "PROPAGATION"]
@@ -98,7 +128,8 @@ sys.exit(1 if bad else 0)
 PY
 # findmnt calls all three "remount"; mountwatch says which in KIND.
 got=$(sed -n 's/.*ACTION="remount".* KIND="\([a-z]*\)"$/\1/p' "$W/mw" | tr '\n' ' ')
-[ "$got" = "readonly readonly attr " ] || fail "kinds of the remounts: $got"
+[ "$got" = "readonly readonly attr readonly readonly readonly readonly " ] ||
+	fail "kinds of the remounts: $got"
 printf 'mount %s\numount %s\n' "$R/only" "$R/only" | diff -u - "$W/only" ||
 	fail "--subtree $R/only saw more or less than its subtree"
 echo "PASS: source $SRC: findmnt's $(grep -c "TARGET=\"$R" "$W/findmnt") events matched column for column, with kinds and subtree filtering"
