@@ -539,7 +539,8 @@ int mw_watch_drain(struct mw_watch *w, int (*fn)(const struct mr_event *ev, void
 	 * puts the copies of an event that matched several subtrees side by
 	 * side, where they are dropped.
 	 */
-	qsort(w->pending, w->n_pending, sizeof(*w->pending), by_seq);
+	if (w->n_pending > 1) /* qsort(NULL, 0, ...) is undefined */
+		qsort(w->pending, w->n_pending, sizeof(*w->pending), by_seq);
 	for (size_t i = 0; i < w->n_pending; i++) {
 		const struct mr_event *ev = w->pending[i];
 		bool dup = i && w->pending[i - 1]->seq == ev->seq;
