@@ -611,8 +611,12 @@ static void table_cell(struct mw_out *out, size_t i, enum mw_col c, const char *
 	bool last = i + 1 == out->o->n_cols;
 	size_t w = table_escape(&out->line, s ? s : "", out->cap[c], out->utf8);
 
-	if (w > out->width[c] && !last)
-		out->width[c] = w; /* off a terminal: widen for the lines to come */
+	if (w > out->width[c] && !last) {
+		/* Uncut: widen for the lines to come, and after a SIGWINCH too. */
+		out->width[c] = w;
+		if (w > out->need[c])
+			out->need[c] = w;
+	}
 	if (!last) {
 		for (size_t k = w; k < out->width[c]; k++)
 			buf_add(&out->line, " ", 1);
