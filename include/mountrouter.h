@@ -79,9 +79,9 @@ struct mr_mount {
 	const char *fstype;
 	const char *options; /* per-mount and superblock options, comma separated */
 	/*
-	 * Appended after 0.1.0: SNAPSHOT's mounts[] is an array, so its stride
-	 * grew; only a library with the same SOVERSION (0, unreleased) may be
-	 * mixed with this header.
+	 * Appended after 0.1.0.  SNAPSHOT's mounts[] is an array, so its
+	 * stride grew with them: a program built against an older header
+	 * must be rebuilt (0.x, never released, keeps SOVERSION 0).
 	 */
 	uint32_t mountinfo_id;        /* the reused 32-bit ID mountinfo and findmnt -o ID show
 					 (0: unknown) */
