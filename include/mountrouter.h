@@ -78,6 +78,14 @@ struct mr_mount {
 	const char *source;
 	const char *fstype;
 	const char *options; /* per-mount and superblock options, comma separated */
+	/*
+	 * Appended after 0.1.0.  SNAPSHOT's mounts[] is an array, so its
+	 * stride grew with them: a program built against an older header
+	 * must be rebuilt (0.x, never released, keeps SOVERSION 0).
+	 */
+	uint32_t mountinfo_id;        /* the reused 32-bit ID mountinfo and findmnt -o ID show
+					 (0: unknown) */
+	uint32_t mountinfo_parent_id; /* the parent's, likewise */
 };
 
 /*
@@ -104,6 +112,15 @@ struct mr_event {
 	size_t n_mounts;
 	uint32_t propagation, old_propagation; /* MS_SHARED | MS_SLAVE | ... after and before */
 	uint64_t reserved[3];
+	/*
+	 * Appended after 0.1.0 (events are only ever handed out by pointer,
+	 * so older callers are unaffected): the mount as it is after the
+	 * change, and as it was before, with its root, device and mountinfo
+	 * IDs.  For UNMOUNT and EXPIRY @mount is the mount that went; @old_mount
+	 * is NULL for MOUNT, UNMOUNT and EXPIRY.  Both NULL for markers and
+	 * SNAPSHOT.  Valid until mr_event_unref().
+	 */
+	const struct mr_mount *mount, *old_mount;
 };
 
 /* Returns a static lower-case name ("mount", "unmount", ...) or "unknown". */

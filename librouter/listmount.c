@@ -214,6 +214,7 @@ static struct mr__mount *sm_to_mount(const struct mr_statmount *sm, size_t cap, 
 				  .source = source,
 				  .fstype = type,
 				  .options = opts,
+				  .mountinfo_parent_id = sm->mnt_parent_id_old,
 			  },
 			  sm->mnt_id_old, sb_flags, mr__sb_opts_hash(fsopts));
 	mr__free(scratch);

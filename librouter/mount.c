@@ -35,6 +35,7 @@ struct mr__mount *mr__mount_new(const struct mr_mount *f, uint32_t old_id, uint3
 	m->pub = *f;
 	atomic_init(&m->refs, 1);
 	m->old_id = old_id;
+	m->pub.mountinfo_id = old_id;
 	m->sb_flags = sb_flags;
 	m->sb_opts = sb_opts;
 	m->seen = 0;

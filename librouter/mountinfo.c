@@ -327,6 +327,7 @@ static int parse_line(char *l, size_t len, char *opts, struct mr__mount **ret)
 				  .source = source,
 				  .fstype = fstype,
 				  .options = opts,
+				  .mountinfo_parent_id = parent,
 			  },
 			  id, sb_flags, mr__sb_opts_hash(sopts));
 	if (!m)

@@ -6,6 +6,7 @@
  * cannot name another namespace) falls back to the next one that can.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "internal.h"
@@ -55,12 +56,20 @@ int mr__source_pick(const char *name, const struct mr__source_ops **ret, const c
 	}
 
 	/* mountinfo, last, always probes 0. */
-	for (size_t i = 0; i < MR__ARRAY_SIZE(by_preference); i++)
-		if (by_preference[i]->probe() == 0) {
+	bool unprivileged = false;
+	for (size_t i = 0; i < MR__ARRAY_SIZE(by_preference); i++) {
+		int err = by_preference[i]->probe();
+		if (err == -EPERM || err == -EACCES)
+			unprivileged = true; /* the kernel has it; this caller may not use it */
+		if (err == 0) {
 			*ret = by_preference[i];
-			*ret_reason = why_chosen[i];
+			*ret_reason = unprivileged && i > 1
+				? "fanotify mount events need CAP_SYS_ADMIN, which this process "
+				  "lacks: the next source that probes"
+				: why_chosen[i];
 			return 0;
 		}
+	}
 	return -ENOSYS;
 }
 
