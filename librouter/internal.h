@@ -422,6 +422,8 @@ struct mr__watch {
 	bool armed;     /* a request is in flight */
 	bool multishot; /* the in-flight request keeps producing completions */
 	bool closing;   /* cancelled: freed by the reactor at its last completion */
+	bool paused;    /* not re-armed after its next completion */
+	bool parked;    /* paused and no request in flight */
 	uint64_t timeout_ns; /* MR__WATCH_TIMER: fires once, this long after arming */
 	struct { int64_t tv_sec; long long tv_nsec; } ts; /* __kernel_timespec */
 	void (*release)(struct mr__watch *w);
@@ -445,6 +447,14 @@ int mr__reactor_add(struct mr__reactor *re, struct mr__watch *w);
  * later, from mr__reactor_reap()).
  */
 void mr__reactor_remove(struct mr__reactor *re, struct mr__watch *w);
+/*
+ * Stops re-arming @w: the request in flight (if any) completes as usual,
+ * and none follows until mr__reactor_resume().  For a one-shot poll whose
+ * events are wanted only part of the time.
+ */
+void mr__reactor_pause(struct mr__watch *w);
+/* Arms @w again if its pause left it without a request.  0 or -errno. */
+int mr__reactor_resume(struct mr__reactor *re, struct mr__watch *w);
 /*
  * Makes the armed timer @w fire @timeout_ns from now instead.  Returns 0,
  * or -EINVAL when @w is not an armed timer.

@@ -61,6 +61,7 @@ struct fan_state {
 	struct recent_mount recent[RECENT_MAX]; /* a ring, oldest overwritten */
 	unsigned recent_next;
 	struct mr__pass_clock clock;
+	bool blind;              /* mountinfo went unpolled since the last pass */
 	struct mr__mi_diff diff; /* mountinfo as the last pass read it */
 	struct mr__mountinfo_scratch scratch;
 	bool diff_ok;            /* diff holds a whole read */
@@ -225,6 +226,7 @@ static void run_pass(struct fan_state *st)
 	}
 	uint64_t t1 = mr__now_ns();
 	mr__pass_done(&st->clock, t0, t1);
+	st->blind = st->mi_watch.paused;
 	mr__router_count_sweep(st->ns->r, t1 - t0);
 }
 
@@ -267,6 +269,20 @@ static void fan_after_batch(struct mr__ns *ns)
 
 	mr__pass_batch_end(&st->clock);
 	st->clock.wanted = ns->n_attr_subs > 0;
+	/*
+	 * Nobody asks for what a POLLPRI could tell: stop polling, so that a
+	 * change costs one wake-up, not two.  Polling again later reports a
+	 * POLLPRI at once if the table changed meanwhile (the poll compares
+	 * the namespace's event counter with the one it last saw), and nothing
+	 * explains it: a pass finds what was missed.
+	 */
+	if (!st->clock.wanted && !st->mi_watch.paused) {
+		mr__reactor_pause(&st->mi_watch);
+		st->blind = true;
+	} else if (st->clock.wanted && st->mi_watch.paused &&
+		   mr__reactor_resume(mr__router_reactor(ns->r), &st->mi_watch) < 0) {
+		mr__router_loss(ns); /* cannot poll: a resync, and another try next batch */
+	}
 	/* Nobody asks for what the recent mounts could explain: put it off whole. */
 	if (mr__pass_unexplained_in(&st->clock, now) == 0)
 		mr__pass_judged(&st->clock, st->clock.wanted && recheck_recent(st, now), now);
@@ -286,7 +302,8 @@ static void fan_settle(struct mr__ns *ns)
 	struct fan_state *st = ns->src;
 
 	/* While someone asked, verification keeps its schedule and its bound. */
-	if (st->clock.pending || st->clock.suspect_ns || (!st->clock.wanted && st->clock.unverified))
+	if (st->clock.pending || st->clock.suspect_ns || st->blind ||
+	    (!st->clock.wanted && st->clock.unverified))
 		run_pass(st);
 }
 

@@ -25,6 +25,7 @@ enum watcher {
 	W_FLOOR,     /* fanotify record -> statmount -> a line: the least any watcher does */
 	W_FANOTIFY,  /* mountrouter, fanotify source, a subscriber asking for every kind */
 	W_FANOTIFY_1T, /* the same, router and subscriber on one thread (mr_router_dispatch) */
+	W_FANOTIFY_TOPO, /* one thread, a subscriber asking for mount, umount and move only */
 	W_LISTMOUNT, /* mountrouter, listmount source */
 	W_MOUNTINFO, /* mountrouter, mountinfo source */
 	W_POLLER,    /* POLLPRI, re-read mountinfo, diff lines by ID */

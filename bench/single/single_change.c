@@ -42,7 +42,7 @@ static const char *const kind_name[K__N] = {"mount", "move", "bind", "ro remount
 /* Which kinds a watcher can see at all. */
 static bool sees(enum watcher w, enum kind k)
 {
-	return w != W_FLOOR || (k != K_RO && k != K_SETATTR);
+	return (w != W_FLOOR && w != W_FANOTIFY_TOPO) || (k != K_RO && k != K_SETATTR);
 }
 
 static char root[64];

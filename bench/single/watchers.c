@@ -21,6 +21,7 @@ const char *const watcher_name[W__N] = {
 	[W_FLOOR] = "floor (bare fanotify loop)",
 	[W_FANOTIFY] = "mountrouter, fanotify",
 	[W_FANOTIFY_1T] = "mountrouter, fanotify, one thread",
+	[W_FANOTIFY_TOPO] = "mountrouter, fanotify, one thread, mount/umount/move only",
 	[W_LISTMOUNT] = "mountrouter, listmount",
 	[W_MOUNTINFO] = "mountrouter, mountinfo",
 	[W_POLLER] = "bare mountinfo poller",
@@ -98,11 +99,11 @@ static void publish_syscalls(mr_router *r, struct seen *seen)
  * mr_router_dispatch(), then read the ring), one wake-up a change, as the
  * floor has; otherwise on its own thread, which wakes the subscriber's.
  */
-static void run_router(const char *source, bool one_thread, const char *root, struct seen *seen,
-		       int out)
+static void run_router(const char *source, bool one_thread, uint32_t kinds, const char *root,
+		       struct seen *seen, int out)
 {
 	struct mr_opts o = {.size = sizeof(o), .source = source};
-	struct mr_sub_opts so = {.size = sizeof(so), .subtree = root};
+	struct mr_sub_opts so = {.size = sizeof(so), .subtree = root, .kinds = kinds};
 	mr_router *r;
 	mr_sub *s;
 	char line[8192];
@@ -270,6 +271,7 @@ int watcher_probe(enum watcher w)
 	case W_FLOOR:
 	case W_FANOTIFY:
 	case W_FANOTIFY_1T:
+	case W_FANOTIFY_TOPO:
 		o.source = "fanotify";
 		break;
 	case W_LISTMOUNT:
@@ -299,16 +301,21 @@ void watcher_run(enum watcher w, const char *root, struct seen *seen)
 		run_floor(seen, out);
 		break;
 	case W_FANOTIFY:
-		run_router("fanotify", false, root, seen, out);
+		run_router("fanotify", false, 0, root, seen, out);
 		break;
 	case W_FANOTIFY_1T:
-		run_router("fanotify", true, root, seen, out);
+		run_router("fanotify", true, 0, root, seen, out);
+		break;
+	case W_FANOTIFY_TOPO:
+		run_router("fanotify", true,
+			   MR_KIND(MR_EVENT_MOUNT) | MR_KIND(MR_EVENT_UNMOUNT) | MR_KIND(MR_EVENT_MOVE),
+			   root, seen, out);
 		break;
 	case W_LISTMOUNT:
-		run_router("listmount", false, root, seen, out);
+		run_router("listmount", false, 0, root, seen, out);
 		break;
 	case W_MOUNTINFO:
-		run_router("mountinfo", false, root, seen, out);
+		run_router("mountinfo", false, 0, root, seen, out);
 		break;
 	case W_POLLER:
 		run_poller(seen, out);
