@@ -126,7 +126,8 @@ test_output_plus() {
 
 test_first_only() {
 	mkdir -p "$R/f1" "$R/f2"
-	mw_start "$W/first" --raw -n -o ACTION,TARGET --subtree "$R" --first-only
+	# --timeout: a guard, so that a lost event fails instead of hanging.
+	mw_start "$W/first" --raw -n -o ACTION,TARGET --subtree "$R" --first-only --timeout 20000
 	mount -t tmpfs f1 "$R/f1" && mount -t tmpfs f2 "$R/f2"
 	wait "$MW_PID"; local rc=$?; MW_PID=
 	[ $rc = 0 ] || fail "--first-only: exit $rc, want 0"
@@ -135,8 +136,10 @@ test_first_only() {
 }
 
 test_count() {
-	mw_start "$W/count" --raw -n -o ACTION,TARGET --subtree "$R/f1" --count 2
-	mount -t tmpfs f1 "$R/f1" && umount "$R/f1"
+	mw_start "$W/count" --raw -n -o ACTION,TARGET --subtree "$R/f1" --count 2 --timeout 20000
+	# The unmount after the mount was seen: a mount gone before the
+	# source looked at it may leave no trace (nothing to report then).
+	mount -t tmpfs f1 "$R/f1" && mw_wait_lines "$W/count" 1 && umount "$R/f1"
 	wait "$MW_PID"; local rc=$?; MW_PID=
 	[ $rc = 0 ] || fail "--count 2: exit $rc"
 	printf 'mount %s\numount %s\n' "$R/f1" "$R/f1" | diff -u - "$W/count" ||

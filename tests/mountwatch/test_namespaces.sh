@@ -86,7 +86,7 @@ grep -q "mount namespace [0-9]* ended: pid $B, its last process, exited" "$W/end
 # --all-namespaces: ours, C1's, and one that appears while we watch.
 OUT=$W/all
 mw_start "$OUT" --json --source "$SRC" --subtree "$R" --all-namespaces --rescan-interval 100
-grep -q "watching mount namespace $SELF_NS " "$OUT.err" || fail "-A: own namespace missing"
+grep -q "watching mount namespace $SELF_NS " "$OUT.err" || fail "-A: own namespace missing: $(grep -v "^mountwatch: watching" "$OUT.err")"
 grep -q "watching mount namespace $NS1 " "$OUT.err" || fail "-A: C1's namespace missing"
 C2=$(new_ns)
 for _ in $(seq 100); do
