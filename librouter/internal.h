@@ -243,17 +243,25 @@ struct mr__sb_ent {
 	uint32_t sb_flags, sb_opts; /* the last record of it stored */
 };
 
+/* A count (and, for superblocks, a digest) per key. */
+struct mr__key_index {
+	struct mr__sb_ent *v;
+	size_t cap, n;
+};
+
 struct mr__mirror {
 	struct mr__mount **slots; /* open addressing, NULL empty, TOMBSTONE deleted */
 	size_t cap, n, used;
 	uint32_t gen;
-	struct mr__sb_ent *sbs;   /* superblock index (mirror.c) */
-	size_t sb_cap, sb_n;
+	struct mr__key_index sbs;     /* mounts by superblock (mirror.c) */
+	struct mr__key_index parents; /* mounts by parent ID */
 };
 
 int mr__mirror_init(struct mr__mirror *m);
 void mr__mirror_free(struct mr__mirror *m);
 struct mr__mount *mr__mirror_get(const struct mr__mirror *m, uint64_t id);
+/* Whether a mirrored mount has @mnt_id as its parent: O(1). */
+bool mr__mirror_has_children(const struct mr__mirror *m, uint64_t mnt_id);
 /* Inserts or replaces; takes @mnt's reference and drops the replaced one. */
 int mr__mirror_put(struct mr__mirror *m, struct mr__mount *mnt);
 /* Removes and returns the record (the caller owns its reference), or NULL. */

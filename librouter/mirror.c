@@ -43,123 +43,165 @@ int mr__mirror_init(struct mr__mirror *m)
 {
 	struct mr__mount **slots = mr__calloc(MR__MIRROR_MIN_CAP, sizeof(*slots));
 	struct mr__sb_ent *sbs = mr__calloc(MR__SB_MIN_CAP, sizeof(*sbs));
+	struct mr__sb_ent *parents = mr__calloc(MR__SB_MIN_CAP, sizeof(*parents));
 
-	if (!slots || !sbs) {
+	if (!slots || !sbs || !parents) {
 		mr__free(slots);
 		mr__free(sbs);
+		mr__free(parents);
 		return -ENOMEM;
 	}
-	*m = (struct mr__mirror){ .slots = slots, .cap = MR__MIRROR_MIN_CAP, .sbs = sbs,
-				  .sb_cap = MR__SB_MIN_CAP };
+	*m = (struct mr__mirror){ .slots = slots, .cap = MR__MIRROR_MIN_CAP,
+				  .sbs = {sbs, MR__SB_MIN_CAP, 0},
+				  .parents = {parents, MR__SB_MIN_CAP, 0} };
 	return 0;
 }
 
 /*
- * The superblock index: per device number, how many mirrored mounts show
- * that superblock and the digest (sb_flags, sb_opts) of the last record of
- * it stored.  It lets a new mount be checked against the others of its
- * superblock in O(1): a new mount looked up after a remount made through
- * it shows options the mirror's other mounts of that superblock do not
- * have yet.  Linear probing with backward-shift deletion (no tombstones);
- * count 0 marks an empty slot.
+ * Two counting indexes beside the table, both linear probing with
+ * backward-shift deletion (no tombstones; count 0 marks an empty slot):
+ *  - by superblock (device number): how many mirrored mounts show it and
+ *    the digest (sb_flags, sb_opts) of the last record of it stored, so a
+ *    new mount looked up after a remount made through it is checked
+ *    against the others of its superblock in O(1);
+ *  - by parent ID: how many mirrored mounts sit on it, so a moved mount
+ *    with nothing under it costs no listing of its subtree.
  */
-static size_t sb_find(const struct mr__mirror *m, uint64_t dev)
+static size_t idx_find(const struct mr__key_index *x, uint64_t key)
 {
-	size_t mask = m->sb_cap - 1;
+	size_t mask = x->cap - 1;
 
-	for (size_t i = mix64(dev) & mask;; i = (i + 1) & mask) {
-		if (!m->sbs[i].count)
+	for (size_t i = mix64(key) & mask;; i = (i + 1) & mask) {
+		if (!x->v[i].count)
 			return i;
-		if (m->sbs[i].dev == dev)
+		if (x->v[i].dev == key)
 			return i;
 	}
 }
 
-static int sb_rehash(struct mr__mirror *m, size_t cap)
+static int idx_rehash(struct mr__key_index *x, size_t cap)
 {
 	struct mr__sb_ent *v = mr__calloc(cap, sizeof(*v));
 
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; i < m->sb_cap; i++) {
+	for (size_t i = 0; i < x->cap; i++) {
 		size_t j;
 
-		if (!m->sbs[i].count)
+		if (!x->v[i].count)
 			continue;
-		for (j = mix64(m->sbs[i].dev) & (cap - 1); v[j].count; j = (j + 1) & (cap - 1))
+		for (j = mix64(x->v[i].dev) & (cap - 1); v[j].count; j = (j + 1) & (cap - 1))
 			;
-		v[j] = m->sbs[i];
+		v[j] = x->v[i];
 	}
-	mr__free(m->sbs);
-	m->sbs = v;
-	m->sb_cap = cap;
+	mr__free(x->v);
+	x->v = v;
+	x->cap = cap;
 	return 0;
 }
 
-/* Room for @extra more superblocks at or under 50% load. */
-static int sb_reserve(struct mr__mirror *m, size_t extra)
+/* Room for @extra more keys at or under 50% load. */
+static int idx_reserve(struct mr__key_index *x, size_t extra)
 {
-	size_t cap = m->sb_cap;
+	size_t cap = x->cap;
 
-	while ((m->sb_n + extra) * 2 > cap) {
-		if (cap > SIZE_MAX / 4 / sizeof(*m->sbs))
+	while ((x->n + extra) * 2 > cap) {
+		if (cap > SIZE_MAX / 4 / sizeof(*x->v))
 			return -ENOMEM;
 		cap *= 2;
 	}
-	return cap == m->sb_cap ? 0 : sb_rehash(m, cap);
+	return cap == x->cap ? 0 : idx_rehash(x, cap);
 }
 
 /*
- * A sync reserves room for as many superblocks as it adds mounts (most
- * share a few): give the excess back afterwards.  Failing to is harmless.
+ * A sync reserves room for as many keys as it adds mounts (most share a
+ * few): give the excess back afterwards.  Failing to is harmless.
  */
-static void sb_shrink(struct mr__mirror *m)
+static void idx_shrink(struct mr__key_index *x)
 {
-	size_t cap = m->sb_cap;
+	size_t cap = x->cap;
 
-	while (cap > MR__SB_MIN_CAP && m->sb_n * 8 < cap)
+	while (cap > MR__SB_MIN_CAP && x->n * 8 < cap)
 		cap /= 2;
-	if (cap != m->sb_cap)
-		(void)sb_rehash(m, cap);
+	if (cap != x->cap)
+		(void)idx_rehash(x, cap);
 }
 
-static void sb_add(struct mr__mirror *m, const struct mr__mount *mnt)
+static struct mr__sb_ent *idx_add(struct mr__key_index *x, uint64_t key)
 {
-	struct mr__sb_ent *e = &m->sbs[sb_find(m, dev_of(mnt))];
+	struct mr__sb_ent *e = &x->v[idx_find(x, key)];
 
 	if (!e->count) {
-		e->dev = dev_of(mnt);
-		m->sb_n++;
+		e->dev = key;
+		x->n++;
 	}
 	e->count++;
-	e->sb_flags = mnt->sb_flags;
-	e->sb_opts = mnt->sb_opts;
+	return e;
 }
 
-static void sb_del(struct mr__mirror *m, const struct mr__mount *mnt)
+static void idx_del(struct mr__key_index *x, uint64_t key)
 {
-	size_t mask = m->sb_cap - 1, i = sb_find(m, dev_of(mnt)), j;
+	size_t mask = x->cap - 1, i = idx_find(x, key), j;
 
-	if (!m->sbs[i].count || --m->sbs[i].count)
+	if (!x->v[i].count || --x->v[i].count)
 		return;
-	m->sb_n--;
+	x->n--;
 	/* Backward shift: pull later members of the run into the hole. */
-	for (j = (i + 1) & mask; m->sbs[j].count; j = (j + 1) & mask) {
-		size_t home = mix64(m->sbs[j].dev) & mask;
+	for (j = (i + 1) & mask; x->v[j].count; j = (j + 1) & mask) {
+		size_t home = mix64(x->v[j].dev) & mask;
 
 		/* Stays if its home lies cyclically in (i, j]. */
 		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
 			continue;
-		m->sbs[i] = m->sbs[j];
-		m->sbs[j].count = 0;
+		x->v[i] = x->v[j];
+		x->v[j].count = 0;
 		i = j;
 	}
+}
+
+static int sb_reserve(struct mr__mirror *m, size_t extra)
+{
+	if (idx_reserve(&m->sbs, extra) < 0)
+		return -ENOMEM;
+	return idx_reserve(&m->parents, extra);
+}
+
+static void sb_shrink(struct mr__mirror *m)
+{
+	idx_shrink(&m->sbs);
+	idx_shrink(&m->parents);
+}
+
+/* Counts @mnt in both indexes. */
+static void sb_add(struct mr__mirror *m, const struct mr__mount *mnt)
+{
+	struct mr__sb_ent *e = idx_add(&m->sbs, dev_of(mnt));
+
+	e->sb_flags = mnt->sb_flags;
+	e->sb_opts = mnt->sb_opts;
+	idx_add(&m->parents, mnt->pub.parent_id);
+}
+
+static void sb_del(struct mr__mirror *m, const struct mr__mount *mnt)
+{
+	idx_del(&m->sbs, dev_of(mnt));
+	idx_del(&m->parents, mnt->pub.parent_id);
+}
+
+bool mr__mirror_has_children(const struct mr__mirror *m, uint64_t mnt_id)
+{
+	const struct mr__sb_ent *e = &m->parents.v[idx_find(&m->parents, mnt_id)];
+
+	/* A root mount is its own parent in some readers: that is not a child. */
+	const struct mr__mount *self = mr__mirror_get(m, mnt_id);
+	uint32_t own = self && self->pub.parent_id == mnt_id;
+	return e->count > own;
 }
 
 bool mr__mirror_sb_get(const struct mr__mirror *m, uint32_t major, uint32_t minor,
 		       uint32_t *ret_sb_flags, uint32_t *ret_sb_opts)
 {
-	const struct mr__sb_ent *e = &m->sbs[sb_find(m, (uint64_t)major << 32 | minor)];
+	const struct mr__sb_ent *e = &m->sbs.v[idx_find(&m->sbs, (uint64_t)major << 32 | minor)];
 
 	if (!e->count)
 		return false;
@@ -176,7 +218,8 @@ void mr__mirror_free(struct mr__mirror *m)
 		if (m->slots[i] && m->slots[i] != TOMBSTONE)
 			mr__mount_unref(m->slots[i]);
 	mr__free(m->slots);
-	mr__free(m->sbs);
+	mr__free(m->sbs.v);
+	mr__free(m->parents.v);
 	*m = (struct mr__mirror){ 0 };
 }
 

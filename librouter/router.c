@@ -464,22 +464,6 @@ static void refresh_below(struct mr__ns *ns, uint64_t mnt_id)
 	r->in_below = false;
 }
 
-static int is_child(struct mr__mount *m, void *arg)
-{
-	return m->pub.parent_id == *(uint64_t *)arg;
-}
-
-/*
- * Whether the mirror holds a mount under @mnt_id: listmount(2) of a subtree
- * walks the whole namespace in the kernel (each mount tested for
- * reachability), ~10x dearer than this walk of the mirror, so a moved mount
- * with nothing under it (the common case) costs no listing.
- */
-static bool has_children(struct mr__ns *ns, uint64_t mnt_id)
-{
-	return mr__mirror_each(&ns->mirror, is_child, &mnt_id) != 0;
-}
-
 struct same_sb {
 	uint32_t major, minor;
 	uint64_t except;
@@ -700,7 +684,7 @@ static void apply_change(struct mr__ns *ns, const struct mr__change *c)
 		return;
 	}
 	/* Inside a refresh of the tree below a moved mount, the list has its submounts. */
-	if (kind == MR_EVENT_MOVE && !ns->r->in_below && has_children(ns, c->mnt_id))
+	if (kind == MR_EVENT_MOVE && !ns->r->in_below && mr__mirror_has_children(&ns->mirror, c->mnt_id))
 		defer(ns, DEFER_BELOW, now);
 	if (sb_changed)
 		defer(ns, DEFER_SB, now);

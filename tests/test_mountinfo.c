@@ -320,14 +320,6 @@ static int test_parse_overlong(void)
 	return 0;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static char *synthetic(size_t lines, size_t *ret_len)
 {
 	size_t cap = lines * 160 + 1, len = 0;
@@ -353,13 +345,10 @@ static int test_parse_big(void)
 	size_t len, len8;
 	char *s = synthetic(10000, &len), *s8 = synthetic(80000, &len8);
 	struct mr__table t = { 0 };
-	double t0, t1, t8;
 	char want[64];
 
 	CHECK(s && s8);
-	t0 = now_s();
 	CHECK(mr__mountinfo_parse(s, len, &t) == 10000);
-	t1 = now_s() - t0;
 	CHECK(t.n == 10000);
 	for (size_t i = 0; i < t.n; i += 997) {
 		snprintf(want, sizeof(want), "/srv/c %zu/m\n%zu", i, i);
@@ -368,14 +357,10 @@ static int test_parse_big(void)
 	}
 	mr__table_clear(&t);
 
-	t0 = now_s();
+	/* The cost per line is measured in bench/, not asserted here. */
 	CHECK(mr__mountinfo_parse(s8, len8, &t) == 80000);
-	t8 = now_s() - t0;
+	CHECK(t.n == 80000 && t.v[79999]->pub.id == 79999 + 100);
 	mr__table_clear(&t);
-	if (t8 > 32 * t1 + 0.05) {
-		fprintf(stderr, "10k lines %.3fs, 80k lines %.3fs: not linear\n", t1, t8);
-		return 1;
-	}
 	free(s);
 	free(s8);
 	return 0;
