@@ -213,21 +213,20 @@ void ms_latency(const struct ms_storm *st, struct ms_samples *all, struct ms_lat
 	ret->p999 = pct(lat, n_lat, 0.999);
 	ret->max = n_lat ? lat[n_lat - 1] : 0;
 	if (dat_path) {
-		/* Histogram in log buckets, 8 per decade, 1 us to 100 s. */
+		/*
+		 * The distribution as a CDF: the latency below which each
+		 * fraction of the changes was seen, at up to 2,000 ranks (every
+		 * change when there are fewer) and the last.
+		 */
 		FILE *f = fopen(dat_path, "w");
 		if (f) {
-			fprintf(f, "# latency_us_lower count\n");
-			size_t j = 0;
-			for (int b = 0; b < 64 && j < n_lat; b++) {
-				double lo = 1000.0 * pow(10.0, b / 8.0);
-				double hi = 1000.0 * pow(10.0, (b + 1) / 8.0);
-				uint64_t c = 0;
-				while (j < n_lat && (double)lat[j] < hi) {
-					c += (double)lat[j] >= lo || b == 0;
-					j++;
-				}
-				fprintf(f, "%.3f %llu\n", lo / 1000.0, (unsigned long long)c);
-			}
+			fprintf(f, "# latency_us fraction_seen_within\n");
+			size_t step = n_lat > 2000 ? n_lat / 2000 : 1;
+			for (size_t j = 0; j < n_lat; j += step)
+				fprintf(f, "%.3f %.6f\n", (double)lat[j] / 1000.0,
+					(double)(j + 1) / (double)n_lat);
+			if (n_lat)
+				fprintf(f, "%.3f 1\n", (double)lat[n_lat - 1] / 1000.0);
 			fclose(f);
 		}
 	}

@@ -371,19 +371,20 @@ int ms_report_plot(const struct ms_opts *o, const struct ms_result *r, size_t n)
 	fprintf(f, "set output '%s'\nset multiplot layout 2,1\n", svg);
 	fprintf(f, "set title 'Latency: mount syscall return -> watcher has the change (%u mounts)'\n",
 		o->total);
-	fprintf(f, "set logscale x\nset xlabel 'latency (us)'\nset ylabel 'changes'\n"
-		   "set logscale y\nset grid\nset key top right\n");
+	fprintf(f, "set logscale x\nset xlabel 'latency, microseconds (log scale)'\n"
+		   "set ylabel 'fraction of changes seen within'\nset yrange [0:1]\n"
+		   "set format x '%%g'\nset grid\nset key bottom right\n");
 	fprintf(f, "plot ");
 	for (size_t i = 0; i < n; i++) {
 		if (r[i].status == MS_UNAVAILABLE || r[i].status == MS_ERROR || !r[i].lat.n)
 			continue;
-		fprintf(f, "%s'%s-%s.lat.dat' using 1:($2>0?$2:1/0) with linespoints title '%s'",
+		fprintf(f, "%s'%s-%s.lat.dat' using 1:2 with lines linewidth 2 title '%s'",
 			any ? ", \\\n     " : "", o->plot, r[i].name, r[i].name);
 		any = true;
 	}
 	if (!any)
 		fprintf(f, "NaN notitle");
-	fprintf(f, "\nunset logscale x\nunset logscale y\n");
+	fprintf(f, "\nunset logscale x\nset yrange [*:*]\nset format x '%%g'\n");
 	fprintf(f, "set title 'Changes seen per 10 ms, summed over subscribers (ops issued, dashed)'\n"
 		   "set xlabel 'seconds since the first wave'\nset ylabel 'per 10 ms'\n");
 	fprintf(f, "plot ");

@@ -135,6 +135,16 @@ static int test_burst_verified(void)
 	CHECK(mr__pass_due(&c, last + MR__PASS_VERIFY_QUIET_NS) == 0);
 	mr__pass_done(&c, last + MS, last + 2 * MS);
 	CHECK(c.unverified == 0 && c.burst == 0);
+	/* Another burst soon after: verified no sooner than VERIFY_DUTY passes' time. */
+	t = last + 3 * MS;
+	for (int i = 0; i < 3; i++) {
+		mr__pass_pollpri(&c, t + (uint64_t)i * 100000);
+		mr__pass_records(&c, 1, 20000, t + (uint64_t)i * 100000 + 5000);
+		mr__pass_batch_end(&c);
+	}
+	uint64_t free_at = last + 2 * MS + MS * MR__PASS_VERIFY_DUTY;
+	CHECK(mr__pass_due(&c, t + 10 * MS) == free_at - (t + 10 * MS));
+	CHECK(mr__pass_due(&c, free_at) == 0);
 	return 0;
 }
 
