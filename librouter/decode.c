@@ -75,7 +75,8 @@ size_t mr__decode_fanotify(const void *buf, size_t len, struct mr__change *out, 
 						? MR__CHANGE_MOVE
 					: (md.mask & FAN_MNT_ATTACH) ? MR__CHANGE_ATTACH
 								     : MR__CHANGE_DETACH;
-				if (!push(out, max, &n, k, id, 0, 0))
+				/* The pid of the process that made the change says where to look. */
+				if (!push(out, max, &n, k, id, md.pid > 0 ? (uint64_t)md.pid : 0, 0))
 					break;
 			}
 		} else {

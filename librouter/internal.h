@@ -7,6 +7,7 @@
 #ifndef MR_INTERNAL_H
 #define MR_INTERNAL_H
 
+#include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -535,7 +536,7 @@ enum mr__change_kind {
 struct mr__change {
 	enum mr__change_kind kind;
 	uint64_t mnt_id;   /* the mount the change is about */
-	uint64_t other_id; /* watch_mount: the mount it happened on */
+	uint64_t other_id; /* watch_mount: the mount it happened on; fanotify: the pid */
 	uint32_t info;     /* watch_mount: info flags, watch ID */
 };
 
@@ -623,6 +624,28 @@ struct mr__source_ops {
 	/* Optional: the IDs below @mnt_id, as mr__listmount_below() (NULL: that). */
 	int (*list_below)(struct mr__ns *ns, uint64_t mnt_id, uint64_t **ids, size_t *cap);
 };
+
+/* ---- fanotify_group.c: one fanotify group for every namespace of a router ---- */
+
+struct mr__fan_group;
+
+/* A namespace's place in the group (in its source's state). */
+struct mr__fan_member {
+	struct mr__ns *ns;
+	uint64_t ino; /* nsfs inode, to match a record's process with */
+	/* Router thread: @c was applied to ns, taking @spent_ns. */
+	void (*applied)(struct mr__fan_member *m, const struct mr__change *c, uint64_t spent_ns);
+	struct mr__fan_group *group;
+	bool started;
+	uint64_t unclaimed_at_join;
+};
+
+/* Marks @m->ns in the router's group, making the group if needed (any thread). */
+int mr__fan_group_join(mr_router *r, struct mr__fan_member *m);
+/* Router thread: @m's records are routed to it from now on. */
+int mr__fan_group_start(struct mr__fan_member *m, struct mr__reactor *re);
+/* Unmarks @m; the last member out closes the group (through @re when it was started). */
+void mr__fan_group_leave(struct mr__fan_member *m, struct mr__reactor *re);
 
 extern const struct mr__source_ops mr__source_fanotify;
 extern const struct mr__source_ops mr__source_listmount;
@@ -718,6 +741,10 @@ void mr__router_stamp(mr_router *r);
 void mr__router_loss(struct mr__ns *ns);
 /* Wakes the router thread (any thread). */
 void mr__router_kick(mr_router *r);
+/* The router's fanotify group and the lock its membership changes under. */
+struct mr__fan_group **mr__router_fan_group(mr_router *r, pthread_mutex_t **ret_lock);
+/* Counts records that could not be decoded. */
+void mr__router_count_bad(mr_router *r, uint64_t n);
 /* Counts syscalls made on the router thread. */
 void mr__router_count_syscalls(mr_router *r, uint64_t n);
 /* A finished table sweep (changes the source does not report) and its CPU time. */

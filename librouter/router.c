@@ -46,6 +46,9 @@ struct mr_router {
 
 	/* Control plane: the namespaces callers may name, under ctl_lock. */
 	pthread_mutex_t ctl_lock;
+	/* The fanotify group every namespace shares (fanotify_group.c), under group_lock. */
+	pthread_mutex_t group_lock;
+	struct mr__fan_group *fan_group;
 	struct mr__ns **registry;
 	size_t n_registry, cap_registry;
 
@@ -91,6 +94,17 @@ static inline void count(_Atomic uint64_t *c, uint64_t n)
 {
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
 			      memory_order_relaxed);
+}
+
+struct mr__fan_group **mr__router_fan_group(mr_router *r, pthread_mutex_t **ret_lock)
+{
+	*ret_lock = &r->group_lock;
+	return &r->fan_group;
+}
+
+void mr__router_count_bad(mr_router *r, uint64_t n)
+{
+	count(&r->bad_records, n);
 }
 
 void mr__router_count_syscalls(mr_router *r, uint64_t n)
@@ -1350,6 +1364,7 @@ int mr_router_new(mr_router **ret, const struct mr_opts *opts)
 	r->opts = o;
 	r->wake_efd = -1;
 	pthread_mutex_init(&r->ctl_lock, NULL);
+	pthread_mutex_init(&r->group_lock, NULL);
 
 	err = mr__source_pick(o.source, &r->ops, &r->reason);
 	if (err < 0)
@@ -1410,6 +1425,7 @@ void mr_router_free(mr_router *r)
 	mr__free(r->below);
 	mr__free(r->deferred);
 	pthread_mutex_destroy(&r->ctl_lock);
+	pthread_mutex_destroy(&r->group_lock);
 	mr__free(r);
 }
 

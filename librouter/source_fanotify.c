@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The fanotify source (Linux 6.15+): one FAN_REPORT_MNT group per mount
- * namespace, marked with FAN_MARK_MNTNS for FAN_MNT_ATTACH|FAN_MNT_DETACH.
- * Records carry only the 64-bit mount ID; statmount(2) supplies the rest.
+ * The fanotify source (Linux 6.15+): each mount namespace is a
+ * FAN_MARK_MNTNS mark for FAN_MNT_ATTACH|FAN_MNT_DETACH on the router's one
+ * FAN_REPORT_MNT group (fanotify_group.c), which hands each record to its
+ * namespace.  Records carry only the 64-bit mount ID; statmount(2)
+ * supplies the rest.
  * Attach, detach, move, bind and propagated copies each cost one record and
  * one statmount: O(1), whatever the size of the table.
  *
@@ -35,6 +37,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/fanotify.h>
@@ -53,8 +56,9 @@ struct recent_mount {
 
 struct fan_state {
 	struct mr__ns *ns;
-	int fan_fd, mi_fd;
-	struct mr__watch fan_watch, mi_watch, timer;
+	struct mr__fan_member member;
+	int mi_fd;
+	struct mr__watch mi_watch, timer;
 	unsigned live; /* watches the reactor still holds */
 	bool timer_armed;
 	uint64_t timer_at_ns; /* when the armed timer fires */
@@ -80,8 +84,6 @@ static int fan_probe(void)
 
 static void state_free(struct fan_state *st)
 {
-	if (st->fan_fd >= 0)
-		close(st->fan_fd);
 	if (st->mi_fd >= 0)
 		close(st->mi_fd);
 	mr__mi_diff_free(&st->diff);
@@ -97,23 +99,17 @@ static void watch_released(struct mr__watch *w)
 		state_free(st);
 }
 
-static void on_fanotify(struct mr__watch *w, int res, const void *buf, size_t len)
+/* A record of this namespace was applied (fanotify_group.c). */
+static void on_applied(struct mr__fan_member *m, const struct mr__change *c, uint64_t spent_ns)
 {
-	struct fan_state *st = w->owner;
-	uint64_t t0 = mr__now_ns();
-
-	long n = mr__router_records(st->ns, res, buf, len, mr__decode_fanotify);
-	if (n <= 0)
-		return;
-	const struct mr__change *c = mr__router_decoded(st->ns->r);
-
-	for (long i = 0; i < n; i++)
-		if (c[i].kind == MR__CHANGE_ATTACH) {
-			st->recent[st->recent_next] = (struct recent_mount){c[i].mnt_id, t0};
-			st->recent_next = (st->recent_next + 1) % RECENT_MAX;
-		}
+	struct fan_state *st = (struct fan_state *)((char *)m - offsetof(struct fan_state, member));
 	uint64_t now = mr__now_ns();
-	mr__pass_records(&st->clock, (uint64_t)n, now - t0, now);
+
+	if (c->kind == MR__CHANGE_ATTACH) {
+		st->recent[st->recent_next] = (struct recent_mount){c->mnt_id, now};
+		st->recent_next = (st->recent_next + 1) % RECENT_MAX;
+	}
+	mr__pass_records(&st->clock, 1, spent_ns, now);
 }
 
 static void on_mountinfo(struct mr__watch *w, int res, const void *buf, size_t len)
@@ -317,17 +313,10 @@ static int fan_open(struct mr__ns *ns)
 		return -ENOMEM;
 	st->ns = ns;
 	st->mi_fd = -1;
-	/* Non-blocking: io_uring retries a read that would block by polling. */
-	st->fan_fd = fanotify_init(FAN_REPORT_MNT | FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK, 0);
-	if (st->fan_fd < 0) {
-		err = -errno;
+	st->member = (struct mr__fan_member){.ns = ns, .applied = on_applied};
+	err = mr__fan_group_join(ns->r, &st->member);
+	if (err < 0)
 		goto fail;
-	}
-	if (fanotify_mark(st->fan_fd, FAN_MARK_ADD | FAN_MARK_MNTNS, FAN_MNT_ATTACH | FAN_MNT_DETACH,
-			  ns->nsfd, NULL) < 0) {
-		err = -errno;
-		goto fail;
-	}
 	if (ns->pid)
 		snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)ns->pid);
 	else
@@ -353,6 +342,7 @@ static int fan_open(struct mr__ns *ns)
 	ns->src = st;
 	return 0;
 fail:
+	mr__fan_group_leave(&st->member, NULL);
 	state_free(st);
 	return err;
 }
@@ -362,14 +352,12 @@ static int fan_start(struct mr__ns *ns, struct mr__reactor *re)
 	struct fan_state *st = ns->src;
 	int err;
 
-	st->fan_watch = (struct mr__watch){.fd = st->fan_fd, .mode = MR__WATCH_READ,
-					   .fn = on_fanotify, .owner = st, .release = watch_released};
 	st->mi_watch = (struct mr__watch){.fd = st->mi_fd, .mode = MR__WATCH_POLLPRI,
 					  .fn = on_mountinfo, .owner = st, .release = watch_released};
 	st->timer = (struct mr__watch){.mode = MR__WATCH_TIMER, .fd = -1, .fn = on_timer,
 				       .owner = st, .release = watch_released};
-	st->live = 3;
-	err = mr__reactor_add(re, &st->fan_watch);
+	st->live = 2;
+	err = mr__fan_group_start(&st->member, re);
 	if (err < 0)
 		return err;
 	return mr__reactor_add(re, &st->mi_watch);
@@ -382,13 +370,13 @@ static void fan_close(struct mr__ns *ns, struct mr__reactor *re)
 	if (!st)
 		return;
 	ns->src = NULL;
+	mr__fan_group_leave(&st->member, re);
 	if (!re || !st->live) {
 		state_free(st);
 		return;
 	}
 	st->ns = NULL;
 	/* Each watch is released once the kernel lets go; the last frees st. */
-	mr__reactor_remove(re, &st->fan_watch);
 	mr__reactor_remove(re, &st->mi_watch);
 	mr__reactor_remove(re, &st->timer);
 }
