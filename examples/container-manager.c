@@ -27,6 +27,9 @@
  * Needs CAP_SYS_ADMIN.  With the fanotify source each namespace takes a
  * fanotify group, and a user may have 128 (fs.fanotify.max_user_groups).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pipe2, unshare, signalfd, twalk_r: glibc */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>

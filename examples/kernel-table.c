@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: MIT */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pipe2, unshare, signalfd, twalk_r: glibc */
+#endif
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

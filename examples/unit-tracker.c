@@ -23,6 +23,9 @@
  * mr_router_dispatch()): no lock anywhere, and the router's CPU is this
  * thread's CPU inside mr_router_dispatch() and the event handling.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pipe2, unshare, signalfd, twalk_r: glibc */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -489,7 +492,8 @@ int main(int argc, char **argv)
 		case 's': ro.source = optarg; break;
 		case 'u': dump = true; break;
 		default:
-			fprintf(stderr, "usage: %s [--compare] [--source NAME] [--units]\n", argv[0]);
+			fprintf(opt == 'h' ? stdout : stderr,
+				"usage: %s [--compare] [--source NAME] [--units]\n", argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
 	}
