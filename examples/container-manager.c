@@ -485,7 +485,7 @@ static int catch_up(struct manager *mg)
 
 	if ((err = turn(mg)) < 0)
 		return err;
-	for (int i = 0; i < 33 && poll(&pfd, 1, 300) > 0; i++)
+	for (uint64_t until = now_ms() + 10000; now_ms() < until && poll(&pfd, 1, 300) > 0;)
 		if ((err = turn(mg)) < 0)
 			return err;
 	return 0;

@@ -410,6 +410,13 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 struct tracker {
 	mr_router *r;
 	mr_sub *sub;
@@ -520,6 +527,8 @@ int main(int argc, char **argv)
 	if ((err = router_turn(&tk)) < 0) /* applies the subscription: the SNAPSHOT */
 		goto out;
 	uint64_t router_start = cpu_ns() - t0, reread_start = 0;
+	struct mr_stats st0;
+	mr_router_stats(tk.r, &st0);
 	tk.router_cpu = tk.events = 0;
 
 	struct pollfd fds[3] = {
@@ -559,7 +568,8 @@ int main(int argc, char **argv)
 	 * both ways catch up until neither fd has fired for 300 ms (at most 10 s).
 	 */
 	fds[1].fd = -1;
-	for (int i = 0; i < 100 && (err = round_once(&tk, fds, tk.compare ? 3 : 2, 300)) > 0; i++)
+	for (uint64_t until = mono_ms() + 10000;
+	     mono_ms() < until && (err = round_once(&tk, fds, tk.compare ? 3 : 2, 300)) > 0;)
 		;
 	if (err < 0)
 		goto out;
@@ -599,7 +609,16 @@ int main(int argc, char **argv)
 		printf(", mountinfo re-read %.1f ms (%llu re-reads, %.1f us each)",
 		       tk.reread_cpu / 1e6, (unsigned long long)tk.rereads,
 		       tk.rereads ? tk.reread_cpu / 1e3 / tk.rereads : 0.0);
-	printf("\nunit-tracker: tables %s\n", equal ? "equal" : "DIFFER");
+	/* Where the router's time went (its counters, any thread may read them). */
+	struct mr_stats st;
+	mr_router_stats(tk.r, &st);
+	printf("\nunit-tracker: router after start-up: %llu records, %llu syscalls, %llu table sweeps "
+	       "(%.1f ms), %llu resyncs\n",
+	       (unsigned long long)(st.records_read - st0.records_read),
+	       (unsigned long long)(st.syscalls - st0.syscalls),
+	       (unsigned long long)(st.sweeps - st0.sweeps), (st.sweep_ns_total - st0.sweep_ns_total) / 1e6,
+	       (unsigned long long)(st.resyncs - st0.resyncs));
+	printf("unit-tracker: tables %s\n", equal ? "equal" : "DIFFER");
 	free(fe.u);
 	free(fr.u);
 out:

@@ -4,8 +4,10 @@
  * against unit-tracker, in the caller's (private) mount namespace.
  *
  *   mount-load base DIR N          N tmpfs mounts DIR/b/0 .. DIR/b/N-1
- *   mount-load change DIR K GAP_MS K changes under DIR/c, GAP_MS apart
- *                                  (0: a burst, back to back)
+ *   mount-load change DIR K GAP_MS [attach]
+ *                                  K changes under DIR/c, GAP_MS apart
+ *                                  (0: a burst, back to back); "attach":
+ *                                  no remounts, mounts and unmounts only
  *
  * Change i is one of three, by i % 3, on slot DIR/c/(i/3): mount a tmpfs,
  * remount it read-only, and, for even slots, unmount it.  After K = 3*S
@@ -13,6 +15,7 @@
  * Prints "changes: M", the changes made (odd slots' third step is none).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +47,7 @@ static int base(const char *dir, long n)
 	return 0;
 }
 
-static int change(const char *dir, long k, long gap_ms)
+static int change(const char *dir, long k, long gap_ms, bool remounts)
 {
 	struct timespec gap = {gap_ms / 1000, (gap_ms % 1000) * 1000000};
 	long made = 0;
@@ -63,6 +66,8 @@ static int change(const char *dir, long k, long gap_ms)
 				return fail("mount", p);
 			break;
 		case 1:
+			if (!remounts)
+				continue;
 			if (mount(NULL, p, NULL, MS_REMOUNT | MS_RDONLY, "size=64k") < 0)
 				return fail("remount,ro", p);
 			break;
@@ -85,8 +90,9 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "base") == 0)
 		return base(argv[2], atol(argv[3]));
-	if (argc == 5 && strcmp(argv[1], "change") == 0)
-		return change(argv[2], atol(argv[3]), atol(argv[4]));
-	fprintf(stderr, "usage: mount-load base DIR N | change DIR K GAP_MS\n");
+	if ((argc == 5 || (argc == 6 && strcmp(argv[5], "attach") == 0)) &&
+	    strcmp(argv[1], "change") == 0)
+		return change(argv[2], atol(argv[3]), atol(argv[4]), argc == 5);
+	fprintf(stderr, "usage: mount-load base DIR N | change DIR K GAP_MS [attach]\n");
 	return 2;
 }
