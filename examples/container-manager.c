@@ -347,10 +347,11 @@ static int start_container(struct manager *mg, struct ctr *c)
 	unsigned seed = mg->seed * 2654435761u + serial;
 	unsigned lifetime = mg->lifetime_ms / 2 + (unsigned)rand_r(&seed) % (mg->lifetime_ms + 1);
 	/*
-	 * One that would end in the last second lives on instead: at the end
-	 * each of the N is being compared, not replaced.
+	 * One that would end in the last two seconds lives on instead: at the
+	 * end each of the N is being compared, not replaced (and its set-up,
+	 * before its lifetime starts, may take a while on a busy machine).
 	 */
-	if (now_ms() + lifetime + 1000 > mg->deadline_ms)
+	if (now_ms() + lifetime + 2000 > mg->deadline_ms)
 		lifetime = 0;
 	pid_t pid = fork();
 	if (pid < 0) {
