@@ -56,7 +56,7 @@ struct bench_route *bench_route_new(size_t subs, size_t matching, unsigned depth
 	struct mr_opts o = {.size = sizeof(o), .flags = MR_OPT_NO_SELF_NS, .source = "mountinfo"};
 	char path[512];
 
-	if (mr_router_new(&b->r, &o) < 0)
+	if (mr_router_new(&o, &b->r) < 0)
 		abort();
 	b->ns = mr__calloc(1, sizeof(*b->ns));
 	b->ns->r = b->r;

@@ -130,7 +130,7 @@ int main(int argc, char **argv)
 
 	/* Not our own namespace: only the container's. */
 	struct mr_opts ro = {.size = sizeof(ro), .flags = MR_OPT_NO_SELF_NS};
-	if ((err = mr_router_new(&r, &ro)) < 0) {
+	if ((err = mr_router_new(&ro, &r)) < 0) {
 		fprintf(stderr, "manager: mr_router_new: %s\n", strerror(-err));
 		goto kill_child;
 	}
@@ -202,7 +202,7 @@ int main(int argc, char **argv)
 	printf("manager: container exited with status %d; namespace %llu no longer watched\n",
 	       WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
 	       (unsigned long long)ns_id);
-	mr_sub_free(sub);
+	mr_unsubscribe(sub);
 	mr_router_remove_ns(r, ns_id);
 	mr_router_free(r);
 	return err < 0 ? 1 : 0;
@@ -210,7 +210,7 @@ int main(int argc, char **argv)
 kill_child:
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	mr_sub_free(sub);
+	mr_unsubscribe(sub);
 	mr_router_free(r);
 	return 1;
 }

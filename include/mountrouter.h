@@ -47,8 +47,13 @@ enum mr_event_kind {
 	MR_EVENT_RESYNC_BEGIN,  /* synthetic events follow until RESYNC_END */
 	MR_EVENT_RESYNC_END,
 	MR_EVENT_SNAPSHOT,      /* the subscriber's whole subtree: mounts[] */
-	MR_EVENT__MAX
 };
+
+/*
+ * Every kind, present and future, is below this: a kind is a bit of the
+ * 32-bit mask MR_KIND() builds.  Arrays indexed by kind can use it.
+ */
+#define MR_KIND_LIMIT 32u
 
 /* Bit for a kind in a subscription's kind mask. */
 #define MR_KIND(k) (1u << (k))
@@ -133,7 +138,7 @@ struct mr_opts {
  * namespace is added at once.  Returns 0, -ENOSYS if the named source is
  * not supported by this kernel, -EINVAL for bad options.
  */
-MR_EXPORT int mr_router_new(mr_router **ret, const struct mr_opts *opts);
+MR_EXPORT int mr_router_new(const struct mr_opts *opts, mr_router **ret_router);
 
 /* Stops the router thread if any, frees every subscription and the router. */
 MR_EXPORT void mr_router_free(mr_router *r);
@@ -221,7 +226,7 @@ MR_EXPORT int mr_subscribe(mr_router *r, const struct mr_sub_opts *opts, mr_sub 
  * Ends a subscription and releases every event still queued.  The handle
  * must not be used afterwards.  Safe from any thread.
  */
-MR_EXPORT void mr_sub_free(mr_sub *s);
+MR_EXPORT void mr_unsubscribe(mr_sub *s);
 
 /*
  * Takes the next event.  Returns 0 and the event (release it with
@@ -237,7 +242,7 @@ MR_EXPORT int mr_sub_next(mr_sub *s, const struct mr_event **ret);
  * never waits costs no fd); returns the fd or -errno (-EMFILE).  Call it
  * from the reading thread.
  */
-MR_EXPORT int mr_sub_fd(const mr_sub *s);
+MR_EXPORT int mr_sub_fd(mr_sub *s);
 
 /*
  * Blocks until an event is available or @timeout_ms passes (-1: forever).

@@ -1075,7 +1075,7 @@ int mr_subscribe(mr_router *r, const struct mr_sub_opts *opts, mr_sub **ret)
 	return 0;
 }
 
-void mr_sub_free(mr_sub *s)
+void mr_unsubscribe(mr_sub *s)
 {
 	struct cmd *c;
 
@@ -1093,7 +1093,7 @@ void mr_sub_free(mr_sub *s)
 
 /* ---- the router object ---- */
 
-int mr_router_new(mr_router **ret, const struct mr_opts *opts)
+int mr_router_new(const struct mr_opts *opts, mr_router **ret)
 {
 	struct mr_opts o = {0};
 	mr_router *r;
