@@ -1108,6 +1108,9 @@ int mr_router_new(const struct mr_opts *opts, mr_router **ret)
 	}
 	if (o.flags & ~MR_OPT_NO_SELF_NS)
 		return -EINVAL;
+	/* The io_uring gets 2 * batch entries; the kernel takes up to 32768. */
+	if (o.batch > 16384)
+		return -EINVAL;
 
 	r = mr__calloc(1, sizeof(*r));
 	if (!r)
