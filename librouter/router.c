@@ -114,6 +114,13 @@ void mr__router_kick(mr_router *r)
  * Only the push that finds the stack empty wakes the router: the router
  * takes the whole stack at once, so a later push onto a non-empty stack is
  * covered by the wake-up of the push that started it.
+ *
+ * Not ck_stack: its pushes (ck_stack_push_upmc and the others, libck 0.7)
+ * return nothing, and the entry's next field cannot be read back after the
+ * push because the router may already have run and freed the command; this
+ * rule needs the head the CAS replaced.  Without it every command would
+ * cost a write(2).  And C11 atomics here are seen by ThreadSanitizer, which
+ * cannot see ck_pr's inline assembly (sub.c states what that costs).
  */
 static void push_cmd(mr_router *r, struct cmd *c)
 {
