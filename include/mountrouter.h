@@ -109,7 +109,9 @@ struct mr_event {
 	uint64_t mnt_id;     /* 64-bit unique mount ID (the mountinfo source: mountinfo's
 				32-bit ID, all that file shows), 0 for markers */
 	uint64_t parent_id;
-	uint64_t ns_id;      /* mount namespace ID (NS_GET_MNTNS_ID) */
+	uint64_t ns_id;      /* mount namespace ID (NS_GET_MNTNS_ID), as
+				mr_router_add_ns_*() gave it; events queued
+				before mr_router_remove_ns() keep it */
 	uint64_t seq;        /* router-wide sequence number, strictly increasing */
 	uint64_t time_ns;    /* CLOCK_MONOTONIC when the router read the change */
 	uint64_t lost;       /* OVERRUN: number of changes this subscriber missed */

@@ -149,6 +149,23 @@ static int test_child_namespace(void)
 	mr_sub *none;
 	CHECK(mr_subscribe(router, &bad, &none) == -ENOENT);
 
+	/*
+	 * Added again: the same ID, a fresh subscription hears the namespace,
+	 * the one made before the removal is not carried over.
+	 */
+	CHECK(mr_router_add_ns_pid(router, c.pid, &again) == 0 && again == child_id);
+	mr_sub *back;
+	o.ns_id = child_id;
+	CHECK(mr_subscribe(router, &o, &back) == 0);
+	CHECK(child_do(&c, 'm', dir) == 0);
+	ev = tu_next(back, 5000, false);
+	CHECK(ev && ev->kind == MR_EVENT_MOUNT && ev->ns_id == child_id);
+	mr_event_unref(ev);
+	CHECK(tu_next(theirs, 300, false) == NULL);
+	CHECK(child_do(&c, 'u', dir) == 0);
+	mr_unsubscribe(back);
+	CHECK(mr_router_remove_ns(router, child_id) == 0);
+
 	mr_unsubscribe(theirs);
 	mr_unsubscribe(mine);
 	child_stop(&c);
