@@ -169,10 +169,11 @@ struct mr_opts {
 
 /*
  * Creates a router (@opts may be NULL: every default).  Unless
- * MR_OPT_NO_SELF_NS, the caller's own mount namespace is added at once.  Returns 0, -ENOSYS if the named source is
- * not supported by this kernel, -EINVAL for unknown flags, an unknown
- * source name or a batch out of range, -ENOMEM, or the -errno of setting
- * up the io_uring or of adding the caller's namespace.
+ * MR_OPT_NO_SELF_NS, the caller's own mount namespace is added at once.
+ * Returns 0, -ENOSYS if the named source is not supported by this kernel,
+ * -EINVAL for unknown flags, an unknown source name, a batch out of range
+ * or a short opts->size, -ENOMEM, or the -errno of setting up the io_uring
+ * or of adding the caller's namespace.
  * Threads: any.  Progress: blocking (syscalls; reads the caller's table).
  * Lifetime: the router lives until mr_router_free(); no thread runs until
  * mr_router_start().
@@ -202,10 +203,10 @@ MR_EXPORT const char *mr_router_source_reason(const mr_router *r);
  * nsfs fd (/proc/PID/ns/mnt) refers to (the fd is duplicated; the caller
  * keeps its own).  Opens the kernel source and reads the table into the
  * namespace's mirror before returning, so changes made meanwhile are
- * queued, not lost; the router takes the namespace over at its next step.  Returns 0 and the namespace ID in
- * *ret_ns_id (which may be NULL), -EEXIST if it is already watched (the ID
- * is still stored), -ESRCH for a dead process, -EINVAL, -ENOMEM, or the
- * source's -errno.
+ * queued, not lost; the router takes the namespace over at its next step.
+ * Returns 0 and the namespace ID in *ret_ns_id (which may be NULL),
+ * -EEXIST if it is already watched (the ID is still stored), -ESRCH for a
+ * dead process, -EINVAL, -ENOMEM, or the source's -errno.
  * The ID is the kernel's (NS_GET_MNTNS_ID, or the nsfs inode number where
  * that ioctl is missing): it names the namespace for as long as the
  * namespace exists and is never given to another one during that time.
@@ -318,9 +319,11 @@ struct mr_sub_opts {
 MR_EXPORT int mr_subscribe(mr_router *r, const struct mr_sub_opts *opts, mr_sub **ret_sub);
 
 /*
- * Ends a subscription: the router stops routing to it and, at its next
- * step, releases every event still queued, closes the eventfd and frees
- * the ring.  Events already received stay valid until mr_event_unref().
+ * Ends a subscription.  At its next step the router stops routing to it,
+ * releases every event still queued, closes the eventfd and frees the
+ * ring; until then (with mr_router_dispatch(), until the caller's next
+ * dispatch or mr_router_free()) the ring may still fill.  Events already
+ * received stay valid until mr_event_unref().
  * Threads: any, alongside the router thread, but not alongside any other
  * call on @s (mr_sub_next(), mr_sub_wait(), mr_sub_fd(), mr_sub_stats()):
  * the caller first stops its reader, then ends the subscription.  The
