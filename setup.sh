@@ -16,6 +16,8 @@ packages=(
 	# the project's kernel (kernel/build.sh) and its VM runner
 	linux-source-6.12 busybox-static qemu-system-x86 flex bison bc libelf-dev libssl-dev cpio
 	xz-utils kmod
+	# tests: the --json schema check, the Debian source package build and lintian
+	python3-jsonschema debhelper dpkg-dev fakeroot lintian
 	# the ABI check (tests/abi/check-abi.sh): abidw, abidiff
 	abigail-tools
 )

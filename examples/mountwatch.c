@@ -14,6 +14,8 @@
  * are drained right after it, so a ring's fd could only say what we know.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <locale.h>
 #include <poll.h>
 #include <signal.h>
@@ -193,15 +195,61 @@ static int open_timerfd(unsigned ms)
 	return fd;
 }
 
+/* The documented exit code for a failure (mountwatch.h, mountwatch(1)). */
 static int exit_code(int err)
 {
-	return err < 0 ? -err : err;
+	switch (err) {
+	case 0:
+		return MW_EXIT_EVENT;
+	case -MW_ENSGONE:
+		return MW_EXIT_NSGONE;
+	case -EINVAL:
+		return MW_EXIT_USAGE; /* a value only checked once the router runs */
+	case -ENOENT:
+	case -ESRCH:
+	case -ENOTDIR:
+		return MW_EXIT_NOTFOUND;
+	case -EPERM:
+	case -EACCES:
+		return MW_EXIT_PERM;
+	case -ENOSYS:
+	case -EOPNOTSUPP:
+		return MW_EXIT_NOTSUP;
+	case -EBADF:
+	case -EIO:
+	case -ENOSPC:
+	case -EFBIG:
+		return MW_EXIT_OUTPUT;
+	default:
+		return MW_EXIT_FAILURE;
+	}
+}
+
+/*
+ * fds 0-2 closed by the caller would be handed to the router's first
+ * fds, and stdout would then write into an io_uring.  Hold them with
+ * /dev/null; returns false if stdout itself was closed.
+ */
+static bool hold_std_fds(void)
+{
+	bool out_open = fcntl(STDOUT_FILENO, F_GETFD) >= 0;
+
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0)
+			continue;
+		int nfd = open("/dev/null", fd ? O_WRONLY : O_RDONLY);
+		if (nfd >= 0 && nfd != fd) {
+			dup2(nfd, fd);
+			close(nfd);
+		}
+	}
+	return out_open;
 }
 
 /* The poll loop.  Returns 0 (stop), 1 (timeout) or -errno. */
 static int run(struct mw *m, int sfd, int tfd)
 {
-	enum { FD_ROUTER, FD_SIGNAL, FD_STDOUT, FD_TIMER, FD_N };
+	enum { FD_ROUTER, FD_SIGNAL, FD_STDOUT, FD_PIDS, FD_TIMER, FD_N };
 	struct pollfd fds[FD_N] = {
 		[FD_ROUTER] = {.fd = mr_router_fd(m->r), .events = POLLIN},
 		[FD_SIGNAL] = {.fd = sfd, .events = POLLIN},
@@ -211,6 +259,8 @@ static int run(struct mw *m, int sfd, int tfd)
 		 * next change, which may be hours away.
 		 */
 		[FD_STDOUT] = {.fd = fileno(stdout), .events = 0},
+		/* Negative fds are ignored by poll(). */
+		[FD_PIDS] = {.fd = mw_watch_pid_fd(m->watch), .events = POLLIN},
 		[FD_TIMER] = {.fd = tfd, .events = POLLIN},
 	};
 	int err;
@@ -222,9 +272,11 @@ static int run(struct mw *m, int sfd, int tfd)
 			uint64_t idle_ms = (mw_now_ns() - m->last_change_ns) / 1000000u;
 			if (idle_ms >= (uint64_t)m->o.timeout_ms)
 				return 1;
-			timeout = (int)((uint64_t)m->o.timeout_ms - idle_ms);
+			/* Up to a year in 64 bits; poll() takes an int: wait in slices. */
+			uint64_t left = (uint64_t)m->o.timeout_ms - idle_ms;
+			timeout = left > INT_MAX ? INT_MAX : (int)left;
 		}
-		if (poll(fds, tfd >= 0 ? FD_N : FD_N - 1, timeout) < 0) {
+		if (poll(fds, FD_N, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
@@ -254,6 +306,12 @@ static int run(struct mw *m, int sfd, int tfd)
 		}
 		if ((err = pump(m)) < 0)
 			return err;
+		if (fds[FD_PIDS].revents & POLLIN) {
+			/* What the namespace said before its end is printed first. */
+			if ((err = mw_watch_pid_exited(m->watch)) < 0)
+				return err;
+			fds[FD_PIDS].fd = mw_watch_pid_fd(m->watch);
+		}
 	}
 	return 0;
 }
@@ -267,6 +325,12 @@ int main(int argc, char **argv)
 	if (mw_parse_options(argc, argv, &m.o, &code) < 0) {
 		mw_opts_free(&m.o);
 		return code;
+	}
+	if (!hold_std_fds()) {
+		fprintf(stderr, "mountwatch: standard output is closed; redirect it to a file or "
+				"/dev/null\n");
+		mw_opts_free(&m.o);
+		return MW_EXIT_OUTPUT;
 	}
 	/* A closed stdout (| head) shows up as EPIPE from the write: leave quietly. */
 	signal(SIGPIPE, SIG_IGN);
@@ -284,14 +348,20 @@ int main(int argc, char **argv)
 	};
 	err = mr_router_new(&ro, &m.r);
 	if (err < 0) {
+		/* One line: what failed, and what to do about it. */
 		if (err == -ENOSYS || err == -EOPNOTSUPP)
 			fprintf(stderr, "mountwatch: source %s is not supported by this kernel (%s); "
 					"try --source auto\n", m.o.source ? m.o.source : "auto",
 				strerror(-err));
 		else if (err == -EPERM || err == -EACCES)
-			fprintf(stderr, "mountwatch: cannot watch mounts: %s (fanotify and "
-					"other namespaces need CAP_SYS_ADMIN; try --source mountinfo)\n",
-				strerror(-err));
+			fprintf(stderr, "mountwatch: source %s: %s: it needs CAP_SYS_ADMIN; run as "
+					"root or try --source mountinfo\n",
+				m.o.source ? m.o.source : "auto", strerror(-err));
+		else if (err == -EMFILE)
+			/* fanotify_init(): fs.fanotify.max_user_groups (128) reached. */
+			fprintf(stderr, "mountwatch: cannot start the router: %s (this user's fanotify "
+					"groups may be used up, see fs.fanotify.max_user_groups; try "
+					"--source mountinfo)\n", strerror(-err));
 		else
 			fprintf(stderr, "mountwatch: cannot start the router: %s\n", strerror(-err));
 		goto out;
@@ -299,26 +369,34 @@ int main(int argc, char **argv)
 	fprintf(stderr, "mountwatch: source %s: %s\n", mr_router_source(m.r),
 		mr_router_source_reason(m.r));
 
-	if ((err = mw_out_new(&m.o, stdout, &m.out)) < 0 || (err = mw_stats_new(&m.stats)) < 0)
+	if ((err = mw_out_new(&m.o, stdout, &m.out)) < 0 || (err = mw_stats_new(&m.stats)) < 0) {
+		fprintf(stderr, "mountwatch: %s\n", strerror(-err));
 		goto out;
+	}
+	/* Each failure here has been reported, once, by namespaces.c. */
 	if ((err = mw_watch_new(m.r, &m.o, &m.watch)) < 0)
 		goto out;
-	if (m.o.all_namespaces && (tfd = err = open_timerfd(m.o.rescan_ms)) < 0)
+	mw_out_set_watch(m.out, m.watch);
+	if (m.o.all_namespaces && (tfd = err = open_timerfd(m.o.rescan_ms)) < 0) {
+		fprintf(stderr, "mountwatch: timerfd: %s\n", strerror(-err));
 		goto out;
+	}
 
 	/* Applies the subscriptions (and sends their snapshots) before "ready". */
 	if ((err = pump(&m)) < 0)
-		goto out;
+		goto failed;
 	fprintf(stderr, "mountwatch: ready, %zu namespace%s\n", mw_watch_namespaces(m.watch),
 		mw_watch_namespaces(m.watch) == 1 ? "" : "s");
 	err = m.done ? 0 : run(&m, sfd, tfd);
 	if (err == 0 || err == 1)
 		(void)mw_out_flush(m.out);
-out:
+failed:
 	if (err == -EPIPE)
 		err = 0; /* the reader has all it wanted */
-	else if (err < 0 && m.r)
-		fprintf(stderr, "mountwatch: %s\n", strerror(-err));
+	else if (err < 0 && err != -MW_ENSGONE)
+		fprintf(stderr, "mountwatch: %s%s\n", strerror(-err),
+			err == -EBADF || err == -EIO || err == -ENOSPC ? " (writing the output)" : "");
+out:
 	if (m.o.stats && m.stats && m.r)
 		mw_stats_print(m.stats, m.r, stderr);
 	if (err == 1)

@@ -96,6 +96,14 @@ struct mr_mount {
 	const char *source;
 	const char *fstype;
 	const char *options; /* per-mount and superblock options, comma separated */
+	/*
+	 * Appended after 0.1.0.  SNAPSHOT's mounts[] is an array, so its
+	 * stride grew with them: a program built against an older header
+	 * must be rebuilt (0.x, never released, keeps SOVERSION 0).
+	 */
+	uint32_t mountinfo_id;        /* the reused 32-bit ID mountinfo and findmnt -o ID show
+					 (0: unknown) */
+	uint32_t mountinfo_parent_id; /* the parent's, likewise */
 };
 
 /*
@@ -124,6 +132,15 @@ struct mr_event {
 	size_t n_mounts;
 	uint32_t propagation, old_propagation; /* MS_SHARED | MS_SLAVE | ... after and before */
 	uint64_t reserved[3];
+	/*
+	 * Appended after 0.1.0 (events are only ever handed out by pointer,
+	 * so older callers are unaffected): the mount as it is after the
+	 * change, and as it was before, with its root, device and mountinfo
+	 * IDs.  For UNMOUNT and EXPIRY @mount is the mount that went; @old_mount
+	 * is NULL for MOUNT, UNMOUNT and EXPIRY.  Both NULL for markers and
+	 * SNAPSHOT.  Valid until mr_event_unref().
+	 */
+	const struct mr_mount *mount, *old_mount;
 };
 
 /*
@@ -159,20 +176,19 @@ struct mr_opts {
 				 'source' are accepted too */
 	unsigned flags;       /* MR_OPT_* */
 	const char *source;   /* NULL or "auto" (the best available), "watch_mount",
-				 "fanotify", "mountinfo" */
-	unsigned queue_notes; /* watch_mount: notification queue slots; the kernel
-				 takes 1..512 and adding a namespace fails with its
-				 -EINVAL otherwise (0: 256) */
+				 "fanotify", "listmount", "mountinfo" */
+	unsigned queue_notes; /* watch_mount: notification queue slots, 1..512
+				 (0: 256) */
 	unsigned batch;       /* the io_uring has 2 * batch submission entries,
-				 1..16384 (0: 256 entries, as for batch 128) */
+				 1..4096 (0: 256 entries, as for batch 128) */
 };
 
 /*
  * Creates a router (@opts may be NULL: every default).  Unless
  * MR_OPT_NO_SELF_NS, the caller's own mount namespace is added at once.
  * Returns 0, -ENOSYS if the named source is not supported by this kernel,
- * -EINVAL for unknown flags, an unknown source name, a batch out of range
- * or a short opts->size, -ENOMEM, or the -errno of setting up the io_uring
+ * -EINVAL for unknown flags, an unknown source name, a queue_notes or batch
+ * out of range or a short opts->size, -ENOMEM, or the -errno of setting up the io_uring
  * or of adding the caller's namespace.
  * Threads: any.  Progress: blocking (syscalls; reads the caller's table).
  * Lifetime: the router lives until mr_router_free(); no thread runs until
@@ -199,6 +215,17 @@ MR_EXPORT const char *mr_router_source(const mr_router *r);
 MR_EXPORT const char *mr_router_source_reason(const mr_router *r);
 
 /*
+ * The source watching namespace @ns_id and why: the router's, or, when the
+ * router's source was picked by probing and could not watch this namespace
+ * (a per-user limit, a kernel that cannot name it), the next one that
+ * could.  Returns 0, -ENOENT for an unknown namespace, -EINVAL.
+ * Threads: any, alongside the router thread.  Progress: lock-based.
+ * Lifetime: static strings.
+ */
+MR_EXPORT int mr_router_ns_source(mr_router *r, uint64_t ns_id, const char **ret_name,
+				  const char **ret_reason);
+
+/*
  * Adds a mount namespace: the caller's, that of process @pid, or the one an
  * nsfs fd (/proc/PID/ns/mnt) refers to (the fd is duplicated; the caller
  * keeps its own).  Opens the kernel source and reads the table into the
@@ -206,7 +233,8 @@ MR_EXPORT const char *mr_router_source_reason(const mr_router *r);
  * queued, not lost; the router takes the namespace over at its next step.
  * Returns 0 and the namespace ID in *ret_ns_id (which may be NULL),
  * -EEXIST if it is already watched (the ID is still stored), -ESRCH for a
- * dead process, -EINVAL, -ENOMEM, or the source's -errno.
+ * dead process, -EINVAL for an fd that is not a mount namespace's,
+ * -ENOMEM, or the source's -errno.
  * The ID is the kernel's (NS_GET_MNTNS_ID, or the nsfs inode number where
  * that ioctl is missing): it names the namespace for as long as the
  * namespace exists and is never given to another one during that time.
@@ -298,10 +326,11 @@ struct mr_sub_opts {
 				added (once it is removed, any one still watched) */
 	const char *subtree; /* absolute path prefix; NULL or "/" for everything */
 	uint32_t kinds;      /* MR_KIND() mask within MR_KINDS_ALL; 0: MR_KINDS_ALL */
-	uint32_t capacity;   /* ring slots, rounded up to a power of two between
-				8 and 2^30 (0: 4096); the ring holds capacity - 3
-				changes: one slot is the ring's own, two are kept
-				for the OVERRUN marker and the SNAPSHOT */
+	uint32_t capacity;   /* ring slots, up to 1 << 22, rounded up to a power
+				of two, at least 8 (0: 4096); the ring holds
+				capacity - 3 changes: one slot is the ring's own,
+				two are kept for the OVERRUN marker and the
+				SNAPSHOT */
 };
 
 /*
@@ -310,8 +339,8 @@ struct mr_sub_opts {
  * (the caller's next mr_router_dispatch(), or at once on the router's
  * thread, which this call wakes); events from then on are delivered, after
  * the SNAPSHOT if asked for.  Returns 0, -EINVAL for a relative or
- * malformed subtree, unknown flags or kinds, or a short opts->size,
- * -ENOENT for an unknown namespace, -ENOMEM.
+ * malformed subtree, unknown flags or kinds, a capacity over 1 << 22 or
+ * a short opts->size, -ENOENT for an unknown namespace, -ENOMEM.
  * Threads: any, alongside the router thread.  Progress: lock-based.
  * Lifetime: the handle lives until mr_unsubscribe() or mr_router_free(),
  * whichever comes first.
@@ -329,7 +358,9 @@ MR_EXPORT int mr_subscribe(mr_router *r, const struct mr_sub_opts *opts, mr_sub 
  * the caller first stops its reader, then ends the subscription.  The
  * handle and the fd of mr_sub_fd() are invalid once this is called; a
  * thread polling that fd must have stopped too.  Not after
- * mr_router_free() (which ended it already).
+ * mr_router_free() (which ended it already).  In debug builds (no NDEBUG)
+ * a second call or a later use of the handle aborts at that call with a
+ * message on stderr.
  * Progress: lock-free (one allocation and a compare-and-swap push; a router
  * thread asleep is woken with one write(2)).  Should that allocation fail,
  * the subscription is ended by mr_router_free() instead.

@@ -90,12 +90,14 @@ struct mr__event *mr__event_new(uint32_t kind, struct mr__mount *old, struct mr_
 		ev->pub.options = m->pub.options;
 		ev->pub.attr = m->pub.attr;
 		ev->pub.propagation = m->pub.propagation;
+		ev->pub.mount = &m->pub;
 		if (mr__mount_readonly(m))
 			ev->pub.flags |= MR_EVF_READONLY;
 	}
 	if (old && now) {
 		ev->pub.old_attr = old->pub.attr;
 		ev->pub.old_propagation = old->pub.propagation;
+		ev->pub.old_mount = &old->pub;
 		ev->pub.old_options = old->pub.options;
 		if (kind == MR_EVENT_MOVE)
 			ev->pub.old_path = old->pub.path;

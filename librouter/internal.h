@@ -16,6 +16,7 @@
 #include "mountrouter.h"
 
 #define MR__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define MR__LIKELY(x) __builtin_expect(!!(x), 1)
 #define MR__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MR__CACHELINE 64
 
@@ -79,6 +80,12 @@ void mr__mount_unref(struct mr__mount *m);
 /* True if every field the user sees (path, options, attr, ...) is equal. */
 bool mr__mount_same(const struct mr__mount *a, const struct mr__mount *b);
 bool mr__mount_readonly(const struct mr__mount *m);
+/*
+ * True if what a remount, mount_setattr(2) or a propagation change can
+ * change is equal (flags, propagation, superblock, options), whoever read
+ * the two records (statmount or mountinfo; paths and IDs are not compared).
+ */
+bool mr__mount_attrs_same(const struct mr__mount *a, const struct mr__mount *b);
 
 /* ---- table.c: a growable array of mount records (a read of the whole table) ---- */
 
@@ -89,6 +96,15 @@ struct mr__table {
 
 int mr__table_push(struct mr__table *t, struct mr__mount *m); /* takes the reference */
 void mr__table_clear(struct mr__table *t);                    /* drops references */
+
+/* ---- order.c: parents before children ---- */
+
+/*
+ * Orders @v so that a mount whose parent is also in @v comes after it
+ * (@reverse: before it, the order to announce unmounts in); otherwise the
+ * order is kept.  O(n log n).  0 or -ENOMEM (@v is then unchanged).
+ */
+int mr__order_parents_first(struct mr__mount **v, size_t n, bool reverse);
 
 /* ---- mountinfo.c: parse /proc/PID/mountinfo text ---- */
 
@@ -107,8 +123,73 @@ int mr__mountinfo_unescape(char *s);
  */
 int mr__mountinfo_parse(const char *buf, size_t len, struct mr__table *ret);
 
+/* Scratch space for parsing lines one at a time, reused between them. */
+struct mr__mountinfo_scratch {
+	char *p;
+	size_t cap;
+};
+
+/*
+ * Parses one line (@n bytes, no '\n') into a new record.  0, -EINVAL for a
+ * malformed line, -ENOMEM.
+ */
+int mr__mountinfo_parse_line(const char *l, size_t n, struct mr__mountinfo_scratch *s,
+			     struct mr__mount **ret);
+void mr__mountinfo_scratch_free(struct mr__mountinfo_scratch *s);
+
 /* Reads a whole mountinfo file through @fd (-1: /proc/self/mountinfo) into *@buf. */
 int mr__mountinfo_read_fd(int fd, char **buf, size_t *cap, size_t *ret_len);
+
+/* ---- mountinfo_diff.c: the lines of mountinfo that changed since the last read ---- */
+
+/* What one mountinfo ID's line was at the last read. */
+struct mr__mi_slot {
+	uint64_t hash; /* 0: no line */
+	uint64_t key;  /* the caller's name for the mount (its mirror ID), 0: unknown */
+	uint32_t gen;  /* the read that last listed it */
+	/*
+	 * The caller's record the line was last judged against (a reference,
+	 * dropped when the slot is cleared): a mirror that changed since
+	 * through another path shows as a different record.
+	 */
+	struct mr__mount *rec;
+};
+
+struct mr__mi_diff {
+	struct mr__mi_slot *slot; /* indexed by mountinfo ID */
+	size_t cap;
+	uint32_t gen;
+	char *buf; /* the file, reused between reads */
+	size_t buf_cap;
+};
+
+struct mr__mi_diff_ops {
+	/*
+	 * A line new (@known false) or changed since the last read, @n bytes
+	 * without its '\n'; @key is what mr__mi_diff_set_key() gave the ID.
+	 */
+	int (*changed)(void *arg, uint32_t id, const char *line, size_t n, struct mr__mi_slot *slot,
+		       bool known);
+	/* A line as it was last time (may be NULL). */
+	int (*same)(void *arg, uint32_t id, const char *line, size_t n, struct mr__mi_slot *slot);
+	/* An ID listed last time and not now (its slot is cleared after). */
+	int (*gone)(void *arg, uint32_t id, struct mr__mi_slot *slot);
+};
+
+/*
+ * Reads the whole file through @fd and calls @ops for each difference from
+ * the last read (every line, the first time or after a reset): O(file) to
+ * read and hash, plus whatever @ops does.  Returns 0, a callback's -errno,
+ * -EINVAL for text that is not mountinfo, or a read's -errno; after an
+ * error the state is unreliable until mr__mi_diff_reset().
+ */
+int mr__mi_diff_run(struct mr__mi_diff *d, int fd, const struct mr__mi_diff_ops *ops, void *arg,
+		    uint64_t *syscalls);
+/* Names the mount behind mountinfo ID @id for later callbacks. 0 or -errno. */
+int mr__mi_diff_set_key(struct mr__mi_diff *d, uint32_t id, uint64_t key);
+/* Forgets every line: the next run reports them all as new. */
+void mr__mi_diff_reset(struct mr__mi_diff *d);
+void mr__mi_diff_free(struct mr__mi_diff *d);
 
 /* ---- listmount.c: read a table with listmount(2)/statmount(2) ---- */
 
@@ -124,6 +205,12 @@ struct mr__statmount_buf {
  */
 int mr__statmount(uint64_t ns_id, uint64_t mnt_id, struct mr__statmount_buf *buf,
 		  uint64_t *syscalls, struct mr__mount **ret);
+
+/*
+ * Turns one statmount(2) reply of @cap bytes (8-byte aligned) into a
+ * record: 0, -EPROTO for a reply whose strings lie outside it, -ENOMEM.
+ */
+int mr__statmount_parse(const void *buf, size_t cap, struct mr__mount **ret);
 
 /* The fields statmount(2) gives without formatting a string (~4x cheaper). */
 struct mr__mount_basic {
@@ -150,10 +237,18 @@ void mr__statmount_buf_free(struct mr__statmount_buf *buf);
 
 /* ---- mirror.c: one namespace's mount table, keyed by mount ID ---- */
 
+struct mr__sb_ent {
+	uint64_t dev;               /* major << 32 | minor */
+	uint32_t count;             /* mirrored mounts of it; 0: empty slot */
+	uint32_t sb_flags, sb_opts; /* the last record of it stored */
+};
+
 struct mr__mirror {
 	struct mr__mount **slots; /* open addressing, NULL empty, TOMBSTONE deleted */
 	size_t cap, n, used;
 	uint32_t gen;
+	struct mr__sb_ent *sbs;   /* superblock index (mirror.c) */
+	size_t sb_cap, sb_n;
 };
 
 int mr__mirror_init(struct mr__mirror *m);
@@ -163,6 +258,18 @@ struct mr__mount *mr__mirror_get(const struct mr__mirror *m, uint64_t id);
 int mr__mirror_put(struct mr__mirror *m, struct mr__mount *mnt);
 /* Removes and returns the record (the caller owns its reference), or NULL. */
 struct mr__mount *mr__mirror_take(struct mr__mirror *m, uint64_t id);
+
+/*
+ * The superblock digest (sb_flags, sb_opts) of the last mirrored record of
+ * device @major:@minor; false if no mirrored mount shows that superblock.
+ * O(1).
+ */
+bool mr__mirror_sb_get(const struct mr__mirror *m, uint32_t major, uint32_t minor,
+		       uint32_t *ret_sb_flags, uint32_t *ret_sb_opts);
+/* How many ancestors of @mnt the mirror holds (0: the root, or an orphan). */
+uint32_t mr__mirror_depth(const struct mr__mirror *m, const struct mr__mount *mnt);
+/* Sorts @v parents first (tree depth, then path length, then ID); 0 or -ENOMEM. */
+int mr__mirror_sort_parents_first(const struct mr__mirror *m, struct mr__mount **v, size_t n);
 
 /* Visits each mount; stops early if @fn returns non-zero and returns that. */
 int mr__mirror_each(const struct mr__mirror *m, int (*fn)(struct mr__mount *, void *), void *arg);
@@ -225,10 +332,33 @@ void mr__event_discard(struct mr__event *ev);
 
 /* ---- sub.c: one subscriber's SPSC ring and its wake-up ---- */
 
+/* struct mr_sub_opts::capacity's upper bound (4 Mi slots, 32 MiB of ring). */
+#define MR__SUB_CAPACITY_MAX (1u << 22)
+
 struct mr__ns;
+
+/*
+ * mr_sub::magic: a live handle, and one whose free was asked for.  A freed
+ * handle's memory is overwritten with MR__SUB_POISON in debug builds, so
+ * that a use after the router released it is caught too.
+ */
+#define MR__SUB_LIVE 0x6d727375u  /* "msru" */
+#define MR__SUB_FREED 0x66726565u /* "free" */
+#define MR__SUB_POISON 0xdb
+
+/*
+ * Misuse of the API by the caller (a second free, a handle used after its
+ * free): in debug builds, one line on stderr naming the call, then abort()
+ * at that call; in release builds nothing (the call returns -EINVAL or
+ * does nothing).  The one place the library writes anything.
+ */
+void mr__misuse(const char *call, const char *what);
+/* 0 if @s is a live handle, else -EINVAL (after mr__misuse()). */
+int mr__sub_check(const struct mr_sub *s, const char *call);
 
 struct mr_sub {
 	/* Consumer side first, producer side on its own cache line. */
+	_Atomic uint32_t magic;     /* MR__SUB_LIVE, MR__SUB_FREED */
 	struct mr__sub_ring *q;
 	uint32_t capacity;          /* ring slots, a power of two */
 	_Atomic int efd;            /* eventfd the consumer waits on, made on first use */
@@ -292,6 +422,8 @@ struct mr__watch {
 	bool armed;     /* a request is in flight */
 	bool multishot; /* the in-flight request keeps producing completions */
 	bool closing;   /* cancelled: freed by the reactor at its last completion */
+	bool paused;    /* not re-armed after its next completion */
+	bool parked;    /* paused and no request in flight */
 	uint64_t timeout_ns; /* MR__WATCH_TIMER: fires once, this long after arming */
 	struct { int64_t tv_sec; long long tv_nsec; } ts; /* __kernel_timespec */
 	void (*release)(struct mr__watch *w);
@@ -315,6 +447,14 @@ int mr__reactor_add(struct mr__reactor *re, struct mr__watch *w);
  * later, from mr__reactor_reap()).
  */
 void mr__reactor_remove(struct mr__reactor *re, struct mr__watch *w);
+/*
+ * Stops re-arming @w: the request in flight (if any) completes as usual,
+ * and none follows until mr__reactor_resume().  For a one-shot poll whose
+ * events are wanted only part of the time.
+ */
+void mr__reactor_pause(struct mr__watch *w);
+/* Arms @w again if its pause left it without a request.  0 or -errno. */
+int mr__reactor_resume(struct mr__reactor *re, struct mr__watch *w);
 /*
  * Makes the armed timer @w fire @timeout_ns from now instead.  Returns 0,
  * or -EINVAL when @w is not an armed timer.
@@ -354,11 +494,16 @@ struct mr__features {
 	bool listmount;      /* listmount/statmount (6.8) */
 	bool statmount_ns;   /* mnt_id_req.mnt_ns_id (6.11) */
 	bool fanotify_mnt;   /* FAN_REPORT_MNT + FAN_MARK_MNTNS (6.15) */
+	bool fanotify_mnt_attr; /* FAN_MNT_ATTR_CHANGE (the project's kernel) */
 	bool watch_mount;    /* the project's patched kernel */
 	bool notification_pipe; /* CONFIG_WATCH_QUEUE */
 	bool read_multishot; /* IORING_OP_READ_MULTISHOT (6.7) */
 	bool buf_ring;       /* provided buffer rings (5.19) */
 	bool mntns_id;       /* NS_GET_MNTNS_ID (6.10) */
+	bool statmount_opts; /* STATMOUNT_MNT_OPTS (6.11) */
+	bool statmount_sb_source; /* STATMOUNT_SB_SOURCE (6.13): else sources read "" */
+	bool listmount_reverse; /* LISTMOUNT_REVERSE (6.11) */
+	bool ns_mnt_next;    /* NS_MNT_GET_NEXT (6.12) */
 	int watch_mount_err; /* why watch_mount is unusable (-errno) */
 	int fanotify_err;
 };
@@ -376,6 +521,7 @@ enum mr__change_kind {
 	MR__CHANGE_EXPIRY,     /* automount expired: EXPIRY */
 	MR__CHANGE_LOSS,       /* the kernel dropped records: resync */
 	MR__CHANGE_REMOVED,    /* the watched object went away */
+	MR__CHANGE_RECHECK,    /* router only: look again (sweeps, refreshes), no record */
 };
 
 struct mr__change {
@@ -400,6 +546,48 @@ size_t mr__decode_watch_queue(const void *buf, size_t len, struct mr__change *ou
 typedef size_t (*mr__decode_fn)(const void *buf, size_t len, struct mr__change *out, size_t max,
 				uint64_t *bad);
 
+/* ---- pass_schedule.c: when to read the whole table for attribute changes ---- */
+
+#define MR__PASS_EXPLAIN_NS 1000000ull     /* records within 1 ms after explain a POLLPRI */
+#define MR__PASS_VERIFY_DUTY 50            /* verification: <= 2% of the records' time */
+#define MR__PASS_VERIFY_QUIET_NS 1000000ull
+#define MR__PASS_BURST_GAP_NS 1000000ull   /* explained POLLPRIs closer than this: a burst */
+
+/* What a source has seen since its last pass (router thread only). */
+struct mr__pass_clock {
+	bool wanted;             /* some subscriber asks for attribute changes */
+	uint64_t suspect_ns;     /* first POLLPRI nothing explained since the last pass, or 0 */
+	uint64_t pending;        /* POLLPRIs waiting up to EXPLAIN_NS for records */
+	uint64_t pending_ns;     /* when the first of them came */
+	uint64_t credits;        /* records of this batch not yet matched with a POLLPRI */
+	uint64_t unverified;     /* POLLPRIs records explained since the last pass */
+	uint64_t burst;          /* of which came in the last burst */
+	uint64_t explained_ns;   /* when the last was explained */
+	uint64_t record_ns;      /* router time spent on records since the last pass */
+	uint64_t last_record_ns;
+	uint64_t pass_cost_ns;   /* what the last pass took (an estimate before one ran) */
+	uint64_t pass_end_ns;
+};
+
+/* @n records were applied, taking @spent_ns of the router's time. */
+void mr__pass_records(struct mr__pass_clock *c, uint64_t n, uint64_t spent_ns, uint64_t now);
+/* mountinfo polled with POLLPRI. */
+void mr__pass_pollpri(struct mr__pass_clock *c, uint64_t now);
+/* A batch of completions was handled. */
+void mr__pass_batch_end(struct mr__pass_clock *c);
+/*
+ * 0 when POLLPRIs have waited EXPLAIN_NS for records in vain (look at the
+ * recent mounts, then call mr__pass_judged()), else the ns until they have
+ * (UINT64_MAX: none waits).
+ */
+uint64_t mr__pass_unexplained_in(const struct mr__pass_clock *c, uint64_t now);
+/* The waiting POLLPRIs were explained after all (a recent mount changed), or not. */
+void mr__pass_judged(struct mr__pass_clock *c, bool explained, uint64_t now);
+/* 0 when a pass is due now, else the ns until one may be, UINT64_MAX: none asked for. */
+uint64_t mr__pass_due(const struct mr__pass_clock *c, uint64_t now);
+/* A pass ran from @start_ns to @end_ns: it saw everything that came before it. */
+void mr__pass_done(struct mr__pass_clock *c, uint64_t start_ns, uint64_t end_ns);
+
 /* ---- namespace.c / source_*.c: a watched mount namespace and its source ---- */
 
 struct mr__ns;
@@ -414,19 +602,34 @@ struct mr__source_ops {
 	int (*start)(struct mr__ns *ns, struct mr__reactor *re);
 	/* Router thread: after a batch, work the source deferred (sweeps). */
 	void (*after_batch)(struct mr__ns *ns);
+	/*
+	 * Router thread, before a snapshot is taken from the mirror: look now
+	 * for changes put off until someone asked (may be NULL).
+	 */
+	void (*settle)(struct mr__ns *ns);
 	/* Reads the whole table for a resync. */
 	int (*read_table)(struct mr__ns *ns, struct mr__table *ret);
 	/* Looks one mount up after a change (-ENOENT if gone, -ENOTSUP: resync). */
 	int (*lookup)(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret);
 	void (*close)(struct mr__ns *ns, struct mr__reactor *re);
+	/* Optional: the IDs below @mnt_id, as mr__listmount_below() (NULL: that). */
+	int (*list_below)(struct mr__ns *ns, uint64_t mnt_id, uint64_t **ids, size_t *cap);
 };
 
 extern const struct mr__source_ops mr__source_fanotify;
+extern const struct mr__source_ops mr__source_listmount;
 extern const struct mr__source_ops mr__source_mountinfo;
 extern const struct mr__source_ops mr__source_watch_mount;
 
 /* Picks a source by name ("auto"/NULL: the best available) and says why. */
 int mr__source_pick(const char *name, const struct mr__source_ops **ret, const char **ret_reason);
+/*
+ * The source a namespace falls back to when @failed could not watch it
+ * with @err (a limit, an unsupported namespace), and why; NULL when @err
+ * is not such an error or nothing below @failed probes.
+ */
+const struct mr__source_ops *mr__source_fallback(const struct mr__source_ops *failed, int err,
+						 const char **ret_reason);
 
 struct mr__ns {
 	uint64_t id;
@@ -436,7 +639,9 @@ struct mr__ns {
 	struct mr__mirror mirror;
 	struct mr__trie *trie;
 	unsigned n_subs;
+	unsigned n_attr_subs; /* subscribers asking for READONLY or ATTR events */
 	const struct mr__source_ops *ops;
+	const char *reason; /* why ops, when it is not the router's source */
 	void *src;         /* the source's state */
 	bool resync_pending;
 	struct mr__statmount_buf smbuf; /* statmount replies (one thread at a time) */
@@ -454,6 +659,10 @@ int mr__ns_statmount(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret)
 int mr__ns_listmount(struct mr__ns *ns, struct mr__table *ret);
 
 /* ---- router.c: what sources call back into ---- */
+
+/* struct mr_opts ranges (mountrouter.h). */
+#define MR__QUEUE_NOTES_MAX 512u
+#define MR__BATCH_MAX 4096u
 
 /*
  * A read completion of kernel records for @ns (@res: bytes or -errno):
@@ -476,6 +685,16 @@ void mr__router_recheck(struct mr__ns *ns, uint64_t mnt_id);
  * when it looked again in full.
  */
 bool mr__router_recheck_flags(struct mr__ns *ns, uint64_t mnt_id);
+/* Event kinds that only a look at the whole table finds on mainline fanotify. */
+#define MR__ATTR_KINDS (MR_KIND(MR_EVENT_READONLY) | MR_KIND(MR_EVENT_ATTR))
+
+/*
+ * A mount read in full (mountinfo): the mirror takes @now (its reference),
+ * and whatever changed from the mirror's record is routed.
+ */
+void mr__router_update(struct mr__ns *ns, struct mr__mount *now);
+/* A mount gone (mountinfo): UNMOUNT routed if the mirror had it. */
+void mr__router_remove(struct mr__ns *ns, uint64_t mnt_id);
 /* A change already resolved to records (mountinfo diff, sweeps). */
 void mr__router_emit(struct mr__ns *ns, uint32_t kind, struct mr__mount *old,
 		     struct mr__mount *now, uint32_t flags);
@@ -495,8 +714,15 @@ void mr__router_kick(mr_router *r);
 void mr__router_count_syscalls(mr_router *r, uint64_t n);
 /* A finished table sweep (changes the source does not report) and its CPU time. */
 void mr__router_count_sweep(mr_router *r, uint64_t ns);
-/* The source every namespace of the router uses. */
+/*
+ * The union of the kinds (MR_KIND() mask) @ns's subscribers ask for, so a
+ * source does no work for changes nobody wants.  Router thread only.
+ */
+uint32_t mr__router_kinds_wanted(const struct mr__ns *ns);
+/* The router's source: each namespace's first choice. */
 const struct mr__source_ops *mr__router_source_ops(mr_router *r);
+/* The router's source was picked by probing: a namespace may fall back. */
+bool mr__router_source_auto(mr_router *r);
 struct mr__reactor *mr__router_reactor(mr_router *r);
 const struct mr_opts *mr__router_opts(mr_router *r);
 

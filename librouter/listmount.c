@@ -214,12 +214,27 @@ static struct mr__mount *sm_to_mount(const struct mr_statmount *sm, size_t cap, 
 				  .source = source,
 				  .fstype = type,
 				  .options = opts,
+				  .mountinfo_parent_id = sm->mnt_parent_id_old,
 			  },
 			  sm->mnt_id_old, sb_flags, mr__sb_opts_hash(fsopts));
 	mr__free(scratch);
 	if (!m)
 		*ret_err = -ENOMEM;
 	return m;
+}
+
+int mr__statmount_parse(const void *buf, size_t cap, struct mr__mount **ret)
+{
+	struct mr__mount *m;
+	int err = 0;
+
+	if (cap < sizeof(struct mr_statmount))
+		return -EPROTO;
+	m = sm_to_mount(buf, cap, &err);
+	if (!m)
+		return err;
+	*ret = m;
+	return 0;
 }
 
 int mr__statmount(uint64_t ns_id, uint64_t mnt_id, struct mr__statmount_buf *buf,

@@ -17,6 +17,7 @@ static char mr__tombstone_storage;
 #define TOMBSTONE ((struct mr__mount *)(void *)&mr__tombstone_storage)
 
 #define MR__MIRROR_MIN_CAP 64
+#define MR__SB_MIN_CAP 16
 
 /*
  * splitmix64's finaliser (Steele, Lea, Flood, "Fast splittable pseudorandom
@@ -33,14 +34,138 @@ static inline uint64_t mix64(uint64_t x)
 	return x;
 }
 
+static inline uint64_t dev_of(const struct mr__mount *mnt)
+{
+	return (uint64_t)mnt->pub.dev_major << 32 | mnt->pub.dev_minor;
+}
+
 int mr__mirror_init(struct mr__mirror *m)
 {
 	struct mr__mount **slots = mr__calloc(MR__MIRROR_MIN_CAP, sizeof(*slots));
+	struct mr__sb_ent *sbs = mr__calloc(MR__SB_MIN_CAP, sizeof(*sbs));
 
-	if (!slots)
+	if (!slots || !sbs) {
+		mr__free(slots);
+		mr__free(sbs);
 		return -ENOMEM;
-	*m = (struct mr__mirror){ .slots = slots, .cap = MR__MIRROR_MIN_CAP };
+	}
+	*m = (struct mr__mirror){ .slots = slots, .cap = MR__MIRROR_MIN_CAP, .sbs = sbs,
+				  .sb_cap = MR__SB_MIN_CAP };
 	return 0;
+}
+
+/*
+ * The superblock index: per device number, how many mirrored mounts show
+ * that superblock and the digest (sb_flags, sb_opts) of the last record of
+ * it stored.  It lets a new mount be checked against the others of its
+ * superblock in O(1): a new mount looked up after a remount made through
+ * it shows options the mirror's other mounts of that superblock do not
+ * have yet.  Linear probing with backward-shift deletion (no tombstones);
+ * count 0 marks an empty slot.
+ */
+static size_t sb_find(const struct mr__mirror *m, uint64_t dev)
+{
+	size_t mask = m->sb_cap - 1;
+
+	for (size_t i = mix64(dev) & mask;; i = (i + 1) & mask) {
+		if (!m->sbs[i].count)
+			return i;
+		if (m->sbs[i].dev == dev)
+			return i;
+	}
+}
+
+static int sb_rehash(struct mr__mirror *m, size_t cap)
+{
+	struct mr__sb_ent *v = mr__calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->sb_cap; i++) {
+		size_t j;
+
+		if (!m->sbs[i].count)
+			continue;
+		for (j = mix64(m->sbs[i].dev) & (cap - 1); v[j].count; j = (j + 1) & (cap - 1))
+			;
+		v[j] = m->sbs[i];
+	}
+	mr__free(m->sbs);
+	m->sbs = v;
+	m->sb_cap = cap;
+	return 0;
+}
+
+/* Room for @extra more superblocks at or under 50% load. */
+static int sb_reserve(struct mr__mirror *m, size_t extra)
+{
+	size_t cap = m->sb_cap;
+
+	while ((m->sb_n + extra) * 2 > cap) {
+		if (cap > SIZE_MAX / 4 / sizeof(*m->sbs))
+			return -ENOMEM;
+		cap *= 2;
+	}
+	return cap == m->sb_cap ? 0 : sb_rehash(m, cap);
+}
+
+/*
+ * A sync reserves room for as many superblocks as it adds mounts (most
+ * share a few): give the excess back afterwards.  Failing to is harmless.
+ */
+static void sb_shrink(struct mr__mirror *m)
+{
+	size_t cap = m->sb_cap;
+
+	while (cap > MR__SB_MIN_CAP && m->sb_n * 8 < cap)
+		cap /= 2;
+	if (cap != m->sb_cap)
+		(void)sb_rehash(m, cap);
+}
+
+static void sb_add(struct mr__mirror *m, const struct mr__mount *mnt)
+{
+	struct mr__sb_ent *e = &m->sbs[sb_find(m, dev_of(mnt))];
+
+	if (!e->count) {
+		e->dev = dev_of(mnt);
+		m->sb_n++;
+	}
+	e->count++;
+	e->sb_flags = mnt->sb_flags;
+	e->sb_opts = mnt->sb_opts;
+}
+
+static void sb_del(struct mr__mirror *m, const struct mr__mount *mnt)
+{
+	size_t mask = m->sb_cap - 1, i = sb_find(m, dev_of(mnt)), j;
+
+	if (!m->sbs[i].count || --m->sbs[i].count)
+		return;
+	m->sb_n--;
+	/* Backward shift: pull later members of the run into the hole. */
+	for (j = (i + 1) & mask; m->sbs[j].count; j = (j + 1) & mask) {
+		size_t home = mix64(m->sbs[j].dev) & mask;
+
+		/* Stays if its home lies cyclically in (i, j]. */
+		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
+			continue;
+		m->sbs[i] = m->sbs[j];
+		m->sbs[j].count = 0;
+		i = j;
+	}
+}
+
+bool mr__mirror_sb_get(const struct mr__mirror *m, uint32_t major, uint32_t minor,
+		       uint32_t *ret_sb_flags, uint32_t *ret_sb_opts)
+{
+	const struct mr__sb_ent *e = &m->sbs[sb_find(m, (uint64_t)major << 32 | minor)];
+
+	if (!e->count)
+		return false;
+	*ret_sb_flags = e->sb_flags;
+	*ret_sb_opts = e->sb_opts;
+	return true;
 }
 
 void mr__mirror_free(struct mr__mirror *m)
@@ -51,6 +176,7 @@ void mr__mirror_free(struct mr__mirror *m)
 		if (m->slots[i] && m->slots[i] != TOMBSTONE)
 			mr__mount_unref(m->slots[i]);
 	mr__free(m->slots);
+	mr__free(m->sbs);
 	*m = (struct mr__mirror){ 0 };
 }
 
@@ -111,6 +237,9 @@ static int reserve(struct mr__mirror *m, size_t extra)
 {
 	size_t cap = m->cap;
 
+	/* At worst every new mount brings its own superblock. */
+	if (sb_reserve(m, extra) < 0)
+		return -ENOMEM;
 	if ((m->used + extra) * 10 <= cap * 7)
 		return 0;
 	while ((m->n + extra) * 20 > cap * 7) {
@@ -135,6 +264,8 @@ static void put_reserved(struct mr__mirror *m, struct mr__mount *mnt)
 				tomb = i;
 		} else if (s->pub.id == id) {
 			m->slots[i] = mnt;
+			sb_del(m, s);
+			sb_add(m, mnt);
 			mr__mount_unref(s);
 			return;
 		}
@@ -147,6 +278,7 @@ static void put_reserved(struct mr__mirror *m, struct mr__mount *mnt)
 	}
 	m->slots[i] = mnt;
 	m->n++;
+	sb_add(m, mnt);
 }
 
 /* Returns 0 or -ENOMEM (then @mnt's reference stays with the caller). */
@@ -176,6 +308,7 @@ struct mr__mount *mr__mirror_take(struct mr__mirror *m, uint64_t id)
 		m->slots[i] = TOMBSTONE;
 	}
 	m->n--;
+	sb_del(m, s);
 	return s;
 }
 
@@ -206,42 +339,113 @@ static uint32_t path_depth(const struct mr__mount *mnt)
 	return d;
 }
 
-struct gone {
-	struct mr__mount *mnt;
-	uint32_t depth;
+uint32_t mr__mirror_depth(const struct mr__mirror *m, const struct mr__mount *mnt)
+{
+	uint64_t id = mnt->pub.id, parent = mnt->pub.parent_id;
+	uint32_t d = 0;
+
+	/*
+	 * The namespace's root is its own parent (statmount) or names one
+	 * outside the table (mountinfo); the bound stops a cycle that bad
+	 * input could make.
+	 */
+	while (parent != id && d < m->n) {
+		const struct mr__mount *p = mr__mirror_get(m, parent);
+
+		if (!p)
+			break;
+		d++;
+		id = p->pub.id;
+		parent = p->pub.parent_id;
+	}
+	return d;
+}
+
+/*
+ * Order of changes, by tree depth (ancestors in the mirror), not by path: a
+ * mount moved onto an existing mount sits at its parent's path, and
+ * keeps an ID lower than its parent's when it is the older of the two.
+ */
+struct ordered {
+	struct mr__mount *old, *now;
+	uint32_t depth, pdepth;
+	size_t idx;
 };
 
-/* Deepest first, then newest (highest ID) first: an overmount before what it covers. */
+/* Parents first; among equals, the order read (@fresh's). */
+static int appear_cmp(const void *a, const void *b)
+{
+	const struct ordered *x = a, *y = b;
+
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Children first: deepest, then longest path, then newest (highest ID). */
 static int gone_cmp(const void *a, const void *b)
 {
-	const struct gone *x = a, *y = b;
+	const struct ordered *x = a, *y = b;
 
 	if (x->depth != y->depth)
 		return x->depth > y->depth ? -1 : 1;
-	if (x->mnt->pub.id != y->mnt->pub.id)
-		return x->mnt->pub.id > y->mnt->pub.id ? -1 : 1;
+	if (x->pdepth != y->pdepth)
+		return x->pdepth > y->pdepth ? -1 : 1;
+	if (x->old->pub.id != y->old->pub.id)
+		return x->old->pub.id > y->old->pub.id ? -1 : 1;
+	return 0;
+}
+
+/* Parents first, then by path length and ID (snapshots). */
+static int snap_cmp(const void *a, const void *b)
+{
+	const struct ordered *x = a, *y = b;
+
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	if (x->now->path_len != y->now->path_len)
+		return x->now->path_len < y->now->path_len ? -1 : 1;
+	return x->now->pub.id < y->now->pub.id ? -1 : x->now->pub.id > y->now->pub.id;
+}
+
+int mr__mirror_sort_parents_first(const struct mr__mirror *m, struct mr__mount **v, size_t n)
+{
+	struct ordered *o;
+
+	if (n < 2)
+		return 0;
+	o = mr__malloc(n * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		o[i] = (struct ordered){ .now = v[i], .depth = mr__mirror_depth(m, v[i]) };
+	qsort(o, n, sizeof(*o), snap_cmp);
+	for (size_t i = 0; i < n; i++)
+		v[i] = o[i].now;
+	mr__free(o);
 	return 0;
 }
 
 /*
- * O(n + m + k log k) for n fresh mounts, m mirrored ones and k that went
- * away: one lookup per fresh mount, one sweep of the mirror, and a sort of
- * only the disappearances.
+ * O(n + m + k log k) for n fresh mounts, m mirrored ones and k differences
+ * (times the tree depth, a few): one lookup per fresh mount, one sweep of
+ * the mirror, and a sort of only what differs.
  *
- * Appearances and changes are reported in @fresh's order (listmount: by
- * mount ID, so parents usually first); disappearances after them, deepest
- * path first, so a subscriber replaying the calls never holds a child whose
- * parent it was told is gone.  @fn is called before each change is applied
- * (the old record is still alive during the call).  Every difference is
- * applied and reported even if @fn fails: the mirror must match the
- * kernel whatever a subscriber's trouble; the first negative value @fn
- * returned is then returned instead of the count.  -ENOMEM comes before
- * any call to @fn and leaves mirror and @fresh unchanged.
+ * Appearances and changes are reported parents first (tree depth in the new
+ * table, then @fresh's order); disappearances after them, children first
+ * (tree depth in the old table), so a subscriber replaying the calls never
+ * holds a child whose parent it was told is gone, nor is told of a child
+ * before its parent.  @fn is called once the mirror holds the new record,
+ * with the old one still alive.  Every difference is applied and reported
+ * even if @fn fails: the mirror must match the kernel whatever a
+ * subscriber's trouble; the first negative value @fn returned is then
+ * returned instead of the count.  -ENOMEM comes before any call to @fn and
+ * leaves mirror and @fresh unchanged.
  */
 int mr__mirror_sync(struct mr__mirror *m, struct mr__table *fresh, mr__diff_fn fn, void *arg)
 {
-	struct gone *gone;
-	size_t ngone = 0;
+	struct ordered *changed, *gone;
+	size_t nchanged = 0, ngone = 0;
 	int count = 0, err = 0, r;
 
 	/*
@@ -256,9 +460,13 @@ int mr__mirror_sync(struct mr__mirror *m, struct mr__table *fresh, mr__diff_fn f
 	r = reserve(m, absent);
 	if (r < 0)
 		return r;
+	changed = mr__malloc((fresh->n ? fresh->n : 1) * sizeof(*changed));
 	gone = mr__malloc((m->n ? m->n : 1) * sizeof(*gone));
-	if (!gone)
+	if (!changed || !gone) {
+		mr__free(changed);
+		mr__free(gone);
 		return -ENOMEM;
+	}
 
 	/* Generation 0 is what new records carry: never use it as a stamp. */
 	if (++m->gen == 0) {
@@ -268,38 +476,54 @@ int mr__mirror_sync(struct mr__mirror *m, struct mr__table *fresh, mr__diff_fn f
 		m->gen = 1;
 	}
 
+	/* What differs, before anything is applied: the old tree is still whole. */
 	for (size_t i = 0; i < fresh->n; i++) {
 		struct mr__mount *now = fresh->v[i], *old = mr__mirror_get(m, now->pub.id);
 
+		if (old)
+			old->seen = m->gen;
 		if (old && mr__mount_same(old, now)) {
 			/* Keep the old record: snapshots already share it. */
-			old->seen = m->gen;
 			mr__mount_unref(now);
 			continue;
 		}
-		r = fn(old, now, arg);
-		if (r < 0 && !err)
-			err = r;
-		count++;
 		now->seen = m->gen;
-		put_reserved(m, now);
+		changed[nchanged] = (struct ordered){ .old = mr__mount_ref(old), .now = now,
+						      .idx = nchanged };
+		nchanged++;
 	}
 	fresh->n = 0;
-
 	for (size_t i = 0; i < m->cap; i++) {
 		struct mr__mount *s = m->slots[i];
 
 		if (s && s != TOMBSTONE && s->seen != m->gen)
-			gone[ngone++] = (struct gone){ s, path_depth(s) };
+			gone[ngone++] = (struct ordered){ .old = s, .depth = mr__mirror_depth(m, s),
+							  .pdepth = path_depth(s) };
 	}
-	qsort(gone, ngone, sizeof(*gone), gone_cmp);
-	for (size_t i = 0; i < ngone; i++) {
-		r = fn(gone[i].mnt, NULL, arg);
+
+	for (size_t i = 0; i < nchanged; i++)
+		put_reserved(m, changed[i].now);
+	for (size_t i = 0; i < nchanged; i++)
+		changed[i].depth = mr__mirror_depth(m, changed[i].now);
+	qsort(changed, nchanged, sizeof(*changed), appear_cmp);
+	for (size_t i = 0; i < nchanged; i++) {
+		r = fn(changed[i].old, changed[i].now, arg);
 		if (r < 0 && !err)
 			err = r;
 		count++;
-		mr__mount_unref(mr__mirror_take(m, gone[i].mnt->pub.id));
+		mr__mount_unref(changed[i].old);
 	}
+
+	qsort(gone, ngone, sizeof(*gone), gone_cmp);
+	for (size_t i = 0; i < ngone; i++) {
+		r = fn(gone[i].old, NULL, arg);
+		if (r < 0 && !err)
+			err = r;
+		count++;
+		mr__mount_unref(mr__mirror_take(m, gone[i].old->pub.id));
+	}
+	mr__free(changed);
 	mr__free(gone);
+	sb_shrink(m);
 	return err ? err : count;
 }

@@ -35,6 +35,7 @@ struct mr__mount *mr__mount_new(const struct mr_mount *f, uint32_t old_id, uint3
 	m->pub = *f;
 	atomic_init(&m->refs, 1);
 	m->old_id = old_id;
+	m->pub.mountinfo_id = old_id;
 	m->sb_flags = sb_flags;
 	m->sb_opts = sb_opts;
 	m->seen = 0;
@@ -110,30 +111,28 @@ bool mr__mount_same(const struct mr__mount *a, const struct mr__mount *b)
 
 /*
  * Read-only if the mount is (MOUNT_ATTR_RDONLY) or its superblock is
- * (SB_RDONLY): either makes writes fail with EROFS.  Both readers fill attr
- * and sb_flags exactly, so for their records that is the whole answer.  A
- * record assembled from an options string alone has attr 0, which cannot
- * tell "rw" from "unknown"; for it, the options string decides, with
- * mount(8)'s rule that the last "ro"/"rw" wins (the options format puts a
- * read-only superblock's "ro" after a read-write mount's "rw", see
- * listmount.c).
+ * (SB_RDONLY): either makes writes fail with EROFS, and nothing else does.
+ * Both readers fill attr and sb_flags exactly (mountinfo.c derives them
+ * from the mount's own "ro"/"rw" and the superblock's), so the options
+ * string is not consulted: a filesystem may have an option spelt "ro" of
+ * its own that says nothing about writes to the mount.
  */
 bool mr__mount_readonly(const struct mr__mount *m)
 {
-	const char *s = m->pub.options;
-	bool ro = false;
+	return (m->pub.attr & MOUNT_ATTR_RDONLY) || (m->sb_flags & MR__SB_RDONLY);
+}
 
-	if ((m->pub.attr & MOUNT_ATTR_RDONLY) || (m->sb_flags & MR__SB_RDONLY))
-		return true;
-	while (*s) {
-		const char *e = strchr(s, ',');
-		size_t n = e ? (size_t)(e - s) : strlen(s);
+bool mr__mount_attrs_same(const struct mr__mount *a, const struct mr__mount *b)
+{
+	const struct mr_mount *x = &a->pub, *y = &b->pub;
 
-		if (n == 2 && s[0] == 'r' && (s[1] == 'o' || s[1] == 'w'))
-			ro = s[1] == 'o';
-		s += n;
-		if (*s == ',')
-			s++;
-	}
-	return ro;
+	/*
+	 * Not sb_opts: its digest is taken over different strings by the two
+	 * readers (statmount's filesystem options, mountinfo's superblock
+	 * options); the options string, built alike by both, carries them.
+	 */
+	return x->attr == y->attr && x->propagation == y->propagation &&
+	       a->sb_flags == b->sb_flags &&
+	       x->dev_major == y->dev_major && x->dev_minor == y->dev_minor &&
+	       strcmp(x->fstype, y->fstype) == 0 && strcmp(x->options, y->options) == 0;
 }

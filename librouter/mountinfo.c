@@ -297,6 +297,8 @@ static int parse_line(char *l, size_t len, char *opts, struct mr__mount **ret)
 		return -EINVAL;
 	if (mr__mountinfo_unescape(root) <= 0 || mr__mountinfo_unescape(path) <= 0)
 		return -EINVAL;
+	if (path[0] != '/')
+		return -EINVAL; /* the kernel writes absolute mount points only */
 	if (mount_opts_attr(mopts, &attr) < 0)
 		return -EINVAL;
 	r = parse_tags(&c, &prop);
@@ -325,6 +327,7 @@ static int parse_line(char *l, size_t len, char *opts, struct mr__mount **ret)
 				  .source = source,
 				  .fstype = fstype,
 				  .options = opts,
+				  .mountinfo_parent_id = parent,
 			  },
 			  id, sb_flags, mr__sb_opts_hash(sopts));
 	if (!m)
@@ -333,14 +336,40 @@ static int parse_line(char *l, size_t len, char *opts, struct mr__mount **ret)
 	return 0;
 }
 
+int mr__mountinfo_parse_line(const char *l, size_t n, struct mr__mountinfo_scratch *s,
+			     struct mr__mount **ret)
+{
+	if (!n || n >= MR__MOUNTINFO_LINE_MAX || memchr(l, '\0', n))
+		return -EINVAL;
+	/* Room for the line and for the options string built from it. */
+	if (2 * (n + 1) > s->cap) {
+		char *p = mr__realloc(s->p, 2 * (n + 1));
+
+		if (!p)
+			return -ENOMEM;
+		s->p = p;
+		s->cap = 2 * (n + 1);
+	}
+	memcpy(s->p, l, n);
+	s->p[n] = '\0';
+	return parse_line(s->p, n, s->p + n + 1, ret);
+}
+
+void mr__mountinfo_scratch_free(struct mr__mountinfo_scratch *s)
+{
+	mr__free(s->p);
+	s->p = NULL;
+	s->cap = 0;
+}
+
 /*
  * One pass over @buf: each byte is looked at a constant number of times
  * (find the line end, copy, split, unescape), so the cost is O(len).
  */
 int mr__mountinfo_parse(const char *buf, size_t len, struct mr__table *ret)
 {
-	char *scratch = NULL;
-	size_t scap = 0, off = 0;
+	struct mr__mountinfo_scratch scratch = {0};
+	size_t off = 0;
 	int count = 0, r = 0;
 
 	while (off < len) {
@@ -350,25 +379,12 @@ int mr__mountinfo_parse(const char *buf, size_t len, struct mr__table *ret)
 
 		/* A last line without '\n' is a truncated read, not a mount. */
 		nl = memchr(l, '\n', rem < MR__MOUNTINFO_LINE_MAX ? rem : MR__MOUNTINFO_LINE_MAX);
-		if (!nl || nl == l || memchr(l, '\0', (size_t)(nl - l))) {
+		if (!nl) {
 			r = -EINVAL;
 			break;
 		}
 		n = (size_t)(nl - l);
-		/* Room for the line and for the options string built from it. */
-		if (2 * (n + 1) > scap) {
-			char *p = mr__realloc(scratch, 2 * (n + 1));
-
-			if (!p) {
-				r = -ENOMEM;
-				break;
-			}
-			scratch = p;
-			scap = 2 * (n + 1);
-		}
-		memcpy(scratch, l, n);
-		scratch[n] = '\0';
-		r = parse_line(scratch, n, scratch + n + 1, &m);
+		r = mr__mountinfo_parse_line(l, n, &scratch, &m);
 		if (r < 0)
 			break;
 		r = mr__table_push(ret, m);
@@ -380,7 +396,7 @@ int mr__mountinfo_parse(const char *buf, size_t len, struct mr__table *ret)
 		}
 		off += n + 1;
 	}
-	mr__free(scratch);
+	mr__mountinfo_scratch_free(&scratch);
 	return r < 0 ? r : count;
 }
 

@@ -108,16 +108,28 @@ int mr__ns_open(mr_router *r, int nsfd, pid_t pid, struct mr__ns **ret)
 	if (err < 0)
 		goto fail;
 
-	/* The kernel side first: changes made while we read the table queue up. */
-	ns->ops = mr__router_source_ops(r);
-	err = ns->ops->open(ns);
-	if (err < 0) {
+	/*
+	 * The kernel side first: changes made while we read the table queue
+	 * up.  A source that cannot watch this namespace (a limit reached, a
+	 * kernel that cannot name it) hands it to the next one that probes,
+	 * when the router's source was picked by probing.
+	 */
+	const struct mr__source_ops *ops = mr__router_source_ops(r);
+	for (;;) {
+		ns->ops = ops;
+		err = ops->open(ns);
+		if (err == 0) {
+			err = ops->read_table(ns, &t); /* a count, or -errno */
+			if (err >= 0)
+				break;
+			mr__table_clear(&t);
+			ops->close(ns, NULL);
+		}
 		ns->ops = NULL;
-		goto fail;
+		ops = mr__router_source_auto(r) ? mr__source_fallback(ops, err, &ns->reason) : NULL;
+		if (!ops)
+			goto fail;
 	}
-	err = ns->ops->read_table(ns, &t);
-	if (err < 0)
-		goto fail;
 	err = mr__mirror_sync(&ns->mirror, &t, no_event, NULL);
 	mr__table_clear(&t);
 	if (err < 0)

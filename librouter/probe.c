@@ -28,6 +28,29 @@ static void probe_listmount(void)
 
 	req.size = MR_MNT_ID_REQ_SIZE_VER1;
 	features.statmount_ns = features.listmount && syscall(__NR_listmount, &req, ids, 1, 0) >= 0;
+	if (!features.listmount)
+		return;
+
+	/* Unknown listmount flags are EINVAL: LISTMOUNT_REVERSE is 6.11. */
+	req.size = MR_MNT_ID_REQ_SIZE_VER0;
+	features.listmount_reverse = syscall(__NR_listmount, &req, ids, 1, LISTMOUNT_REVERSE) >= 0;
+
+	/* statmount of the first mount listed, asking for its options (6.11). */
+	if (syscall(__NR_listmount, &req, ids, 1, 0) == 1) {
+		struct mr_mnt_id_req sreq = {.size = MR_MNT_ID_REQ_SIZE_VER0, .mnt_id = ids[0],
+					     .param = STATMOUNT_MNT_OPTS};
+		union {
+			struct mr_statmount sm;
+			char room[sizeof(struct mr_statmount) + 4096];
+		} u;
+		long rc = syscall(__NR_statmount, &sreq, &u, sizeof(u), 0);
+		/* EOVERFLOW: the option string did not fit, but the kernel knows it. */
+		features.statmount_opts = rc == 0 || errno == EOVERFLOW;
+		/* Unknown mask bits are EINVAL. */
+		sreq.param = STATMOUNT_SB_SOURCE;
+		rc = syscall(__NR_statmount, &sreq, &u, sizeof(u), 0);
+		features.statmount_sb_source = rc == 0 || errno == EOVERFLOW;
+	}
 }
 
 static void probe_fanotify(void)
@@ -47,6 +70,14 @@ static void probe_fanotify(void)
 		features.fanotify_err = errno == EINVAL ? -ENOSYS : -errno;
 	} else {
 		features.fanotify_mnt = true;
+		/*
+		 * The attribute event is asked for on its own: a kernel without
+		 * it refuses the unknown mask bit with EINVAL and leaves the
+		 * attach/detach mark as it was.
+		 */
+		features.fanotify_mnt_attr =
+			fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_MNTNS, FAN_MNT_ATTR_CHANGE, ns,
+				      NULL) == 0;
 	}
 	if (ns >= 0)
 		close(ns);
@@ -60,6 +91,13 @@ static void probe_mntns_id(void)
 	if (ns < 0)
 		return;
 	features.mntns_id = ioctl(ns, NS_GET_MNTNS_ID, &(uint64_t){0}) == 0;
+
+	/* An fd of the next namespace, or ENOENT after the last; older kernels ENOTTY. */
+	struct mr_mnt_ns_info info = {.size = MR_MNT_NS_INFO_SIZE_VER0};
+	int next = ioctl(ns, NS_MNT_GET_NEXT, &info);
+	features.ns_mnt_next = next >= 0 || errno == ENOENT;
+	if (next >= 0)
+		close(next);
 	close(ns);
 }
 

@@ -210,6 +210,20 @@ void mr__reactor_remove(struct mr__reactor *re, struct mr__watch *w)
 	io_uring_sqe_set_data64(sqe, UD_IGNORE);
 }
 
+void mr__reactor_pause(struct mr__watch *w)
+{
+	w->paused = true;
+}
+
+int mr__reactor_resume(struct mr__reactor *re, struct mr__watch *w)
+{
+	w->paused = false;
+	if (!w->parked)
+		return 0; /* still armed: it goes on */
+	w->parked = false;
+	return arm(re, w);
+}
+
 int mr__reactor_retime(struct mr__reactor *re, struct mr__watch *w, uint64_t timeout_ns)
 {
 	if (w->mode != MR__WATCH_TIMER || !w->armed || w->closing)
@@ -313,6 +327,10 @@ static void complete(struct mr__reactor *re, struct io_uring_cqe *cqe, unsigned 
 	if (cqe->res < 0 && cqe->res != -ENOBUFS && cqe->res != -EAGAIN && cqe->res != -EINTR &&
 	    !(cqe->res == -EINVAL && w->mode == MR__WATCH_READ) && cqe->res != -ECANCELED)
 		return;
+	if (w->paused) {
+		w->parked = true; /* mr__reactor_resume() arms it again */
+		return;
+	}
 	queue_rearm(re, w);
 }
 

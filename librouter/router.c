@@ -19,10 +19,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "mountrouter-uapi.h"
 
 enum cmd_kind { CMD_ADD_NS, CMD_DEL_NS, CMD_ADD_SUB, CMD_DEL_SUB };
 
@@ -37,6 +40,7 @@ struct mr_router {
 	struct mr__reactor *re;
 	const struct mr__source_ops *ops;
 	const char *reason;
+	bool source_auto;  /* picked by probing, not by name: namespaces may fall back */
 	struct mr_opts opts;
 	char *source_name;
 
@@ -68,7 +72,10 @@ struct mr_router {
 	struct mr__change changes[2048];
 	uint64_t *below;   /* mount IDs under a moved mount */
 	size_t cap_below;
-	bool refreshing;   /* walking r->below */
+	struct mr__deferred *deferred; /* refreshes a change left to do */
+	size_t n_deferred, cap_deferred;
+	bool refreshing;   /* running them */
+	bool in_below;     /* walking r->below */
 	uint64_t seq;
 	uint64_t now_ns;
 	bool any_resync;
@@ -234,6 +241,19 @@ static void stamp(mr_router *r, struct mr__ns *ns, struct mr__event *ev, uint32_
 	ev->pub.time_ns = r->now_ns ? r->now_ns : mr__now_ns();
 }
 
+/*
+ * An event some subscribers of @ns should have had could not be made or
+ * routed (out of memory).  The mirror has the change, so no resync would
+ * find it: each subscriber of @ns is treated as overrun instead, and gets
+ * an OVERRUN marker and a snapshot of its subtree.
+ */
+static void lose_event(struct mr__ns *ns)
+{
+	for (struct mr_sub *s = ns->r->subs; s; s = s->next_all)
+		if (s->ns == ns && s->attached)
+			mark_overrun(ns->r, s);
+}
+
 /* Routes a change event to the subscribers of every subtree it touches. */
 static void route(struct mr__ns *ns, struct mr__event *ev)
 {
@@ -245,6 +265,12 @@ static void route(struct mr__ns *ns, struct mr__event *ev)
 	if (ev->pub.kind == MR_EVENT_MOVE)
 		mr__trie_match(ns->trie, ev->pub.old_path, strlen(ev->pub.old_path), collect, &m);
 	count(&r->events_routed, 1);
+	if (MR__UNLIKELY(m.err)) {
+		/* Some matching subscribers were not collected. */
+		lose_event(ns);
+		mr__event_discard(ev);
+		return;
+	}
 	deliver(r, ev, m.n, false);
 }
 
@@ -273,8 +299,7 @@ void mr__router_emit(struct mr__ns *ns, uint32_t kind, struct mr__mount *old,
 	struct mr__event *ev = mr__event_new(kind, old, now);
 
 	if (!ev) {
-		/* Out of memory: the subscribers cannot be told; the next resync will. */
-		mr__router_loss(ns);
+		lose_event(ns);
 		return;
 	}
 	stamp(ns->r, ns, ev, flags);
@@ -289,6 +314,32 @@ static uint32_t change_kind(const struct mr__mount *old, const struct mr__mount 
 	if (mr__mount_readonly(old) != mr__mount_readonly(now))
 		return MR_EVENT_READONLY;
 	return MR_EVENT_ATTR;
+}
+
+void mr__router_update(struct mr__ns *ns, struct mr__mount *now)
+{
+	struct mr__mount *old = mr__mirror_get(&ns->mirror, now->pub.id);
+
+	if (old && mr__mount_same(old, now)) {
+		mr__mount_unref(now);
+		return;
+	}
+	mr__router_emit(ns, old ? change_kind(old, now) : MR_EVENT_MOUNT, old, now, 0);
+	if (mr__mirror_put(&ns->mirror, now) < 0) {
+		/* The mirror cannot hold it: the resync repairs. */
+		mr__mount_unref(now);
+		mr__router_loss(ns);
+	}
+}
+
+void mr__router_remove(struct mr__ns *ns, uint64_t mnt_id)
+{
+	struct mr__mount *old = mr__mirror_take(&ns->mirror, mnt_id);
+
+	if (old) {
+		mr__router_emit(ns, MR_EVENT_UNMOUNT, old, NULL, 0);
+		mr__mount_unref(old);
+	}
 }
 
 struct sync_ctx {
@@ -308,8 +359,12 @@ static int sync_one(struct mr__mount *old, struct mr__mount *now, void *arg)
 int mr__router_sync(struct mr__ns *ns, struct mr__table *fresh, uint32_t flags)
 {
 	struct sync_ctx c = {.ns = ns, .flags = flags};
+	int n = mr__mirror_sync(&ns->mirror, fresh, sync_one, &c);
 
-	return mr__mirror_sync(&ns->mirror, fresh, sync_one, &c);
+	/* Out of memory before anything was applied: the mirror is behind, resync. */
+	if (n < 0)
+		mr__router_loss(ns);
+	return n;
 }
 
 void mr__router_loss(struct mr__ns *ns)
@@ -348,6 +403,47 @@ static void resync(struct mr__ns *ns)
 static void apply_change(struct mr__ns *ns, const struct mr__change *c);
 
 /*
+ * Work a change leaves behind: the submounts of a moved mount, and the
+ * other mounts of a remounted superblock, must be looked at again.  It is
+ * queued and done after the change itself, one item at a time, so that
+ * what a refresh finds (a mount of the remounted superblock that has also
+ * moved) queues its own refresh instead of being skipped.
+ */
+enum { DEFER_BELOW, DEFER_SB };
+
+struct mr__deferred {
+	int what;
+	uint64_t id;         /* DEFER_BELOW: the moved mount; DEFER_SB: the one remounted */
+	uint32_t major, minor;
+};
+
+static void defer(struct mr__ns *ns, int what, const struct mr__mount *m)
+{
+	mr_router *r = ns->r;
+
+	/* Once per mount or superblock per change: a second look finds nothing new. */
+	for (size_t i = 0; i < r->n_deferred; i++) {
+		const struct mr__deferred *d = &r->deferred[i];
+		if (d->what == what &&
+		    (what == DEFER_BELOW ? d->id == m->pub.id
+					 : d->major == m->pub.dev_major && d->minor == m->pub.dev_minor))
+			return;
+	}
+	if (r->n_deferred == r->cap_deferred) {
+		size_t cap = r->cap_deferred ? r->cap_deferred * 2 : 16;
+		struct mr__deferred *v = mr__realloc(r->deferred, cap * sizeof(*v));
+		if (!v) {
+			mr__router_loss(ns);
+			return;
+		}
+		r->deferred = v;
+		r->cap_deferred = cap;
+	}
+	r->deferred[r->n_deferred++] = (struct mr__deferred){
+		.what = what, .id = m->pub.id, .major = m->pub.dev_major, .minor = m->pub.dev_minor};
+}
+
+/*
  * A moved mount takes its submounts along, and a source may report only the
  * top of the tree (watch_mount's MOVE_TO does): look at every mount below
  * it again, so each gets its MOVE.  Sources that reported them already find
@@ -357,7 +453,9 @@ static void refresh_below(struct mr__ns *ns, uint64_t mnt_id)
 {
 	mr_router *r = ns->r;
 	uint64_t calls = 0;
-	int n = mr__listmount_below(ns->id, mnt_id, &calls, &r->below, &r->cap_below);
+	int n = ns->ops->list_below
+			? ns->ops->list_below(ns, mnt_id, &r->below, &r->cap_below)
+			: mr__listmount_below(ns->id, mnt_id, &calls, &r->below, &r->cap_below);
 
 	mr__router_count_syscalls(r, calls);
 	if (n < 0) {
@@ -365,12 +463,28 @@ static void refresh_below(struct mr__ns *ns, uint64_t mnt_id)
 		return;
 	}
 	/* The list holds the whole tree: its moves need no listing of their own. */
-	r->refreshing = true;
+	r->in_below = true;
 	for (int i = 0; i < n; i++) {
-		struct mr__change sub = {.kind = MR__CHANGE_SETATTR, .mnt_id = r->below[i]};
+		struct mr__change sub = {.kind = MR__CHANGE_RECHECK, .mnt_id = r->below[i]};
 		apply_change(ns, &sub);
 	}
-	r->refreshing = false;
+	r->in_below = false;
+}
+
+static int is_child(struct mr__mount *m, void *arg)
+{
+	return m->pub.parent_id == *(uint64_t *)arg;
+}
+
+/*
+ * Whether the mirror holds a mount under @mnt_id: listmount(2) of a subtree
+ * walks the whole namespace in the kernel (each mount tested for
+ * reachability), ~10x dearer than this walk of the mirror, so a moved mount
+ * with nothing under it (the common case) costs no listing.
+ */
+static bool has_children(struct mr__ns *ns, uint64_t mnt_id)
+{
+	return mr__mirror_each(&ns->mirror, is_child, &mnt_id) != 0;
 }
 
 struct same_sb {
@@ -394,11 +508,9 @@ static int collect_same_sb(struct mr__mount *m, void *arg)
  * (watch_mount does): look at the others again.  Sources that reported
  * them already find nothing left to do.
  */
-static void refresh_superblock(struct mr__ns *ns, const struct mr__mount *m)
+static void refresh_superblock(struct mr__ns *ns, const struct mr__deferred *d)
 {
-	struct same_sb s = {.major = m->pub.dev_major, .minor = m->pub.dev_minor,
-			    .except = m->pub.id};
-	mr_router *r = ns->r;
+	struct same_sb s = {.major = d->major, .minor = d->minor, .except = d->id};
 
 	if (mr__mirror_each(&ns->mirror, collect_same_sb, &s) < 0) {
 		mr__table_clear(&s.t);
@@ -406,20 +518,114 @@ static void refresh_superblock(struct mr__ns *ns, const struct mr__mount *m)
 		mr__router_loss(ns);
 		return;
 	}
-	r->refreshing = true;
 	for (size_t i = 0; i < s.t.n; i++) {
-		struct mr__change sub = {.kind = MR__CHANGE_SETATTR, .mnt_id = s.t.v[i]->pub.id};
+		struct mr__change sub = {.kind = MR__CHANGE_RECHECK, .mnt_id = s.t.v[i]->pub.id};
 		apply_change(ns, &sub);
 	}
-	r->refreshing = false;
 	mr__table_clear(&s.t);
 	mr__free(s.t.v);
+}
+
+/* Runs the queued refreshes, and those they queue, until none is left. */
+static void run_deferred(struct mr__ns *ns)
+{
+	mr_router *r = ns->r;
+
+	r->refreshing = true;
+	/* Each item is queued at most once per change: this ends. */
+	for (size_t i = 0; i < r->n_deferred; i++) {
+		struct mr__deferred d = r->deferred[i]; /* the array may move */
+		if (d.what == DEFER_BELOW)
+			refresh_below(ns, d.id);
+		else
+			refresh_superblock(ns, &d);
+	}
+	r->n_deferred = 0;
+	r->refreshing = false;
+}
+
+/*
+ * Whether @now's superblock differs from what the mirror knows of it: from
+ * the mount's own last record, or for a new mount from the other mounts of
+ * its superblock (a bind and a remount through it, read in one batch, make
+ * a new mount already remounted).
+ */
+static bool superblock_changed(struct mr__ns *ns, const struct mr__mount *old,
+			       const struct mr__mount *now)
+{
+	uint32_t flags, opts;
+
+	if (old)
+		return mr__mount_sb_changed(old, now);
+	return mr__mirror_sb_get(&ns->mirror, now->pub.dev_major, now->pub.dev_minor, &flags,
+				 &opts) &&
+	       (flags != now->sb_flags || opts != now->sb_opts);
+}
+
+struct below_ctx {
+	const struct mr__mirror *mirror;
+	uint64_t top;
+	struct mr__table t;
+};
+
+static int collect_below(struct mr__mount *m, void *arg)
+{
+	struct below_ctx *b = arg;
+	uint64_t id = m->pub.id;
+
+	/* Up the parent chain, bounded: a cycle in bad input ends it. */
+	for (size_t steps = 0; steps <= b->mirror->n; steps++) {
+		const struct mr__mount *p;
+		if (id == b->top)
+			return mr__table_push(&b->t, mr__mount_ref(m));
+		p = mr__mirror_get(b->mirror, id);
+		if (!p || p->pub.parent_id == id)
+			return 0;
+		id = p->pub.parent_id;
+	}
+	return 0;
+}
+
+/*
+ * @top is gone with everything it carried: unmount its mirrored subtree,
+ * children before parents, as the detach records that follow would.  Rare
+ * (a mount moved, then unmounted, before its move record was read): one
+ * pass over the mirror.
+ */
+static void unmount_tree(struct mr__ns *ns, struct mr__mount *top)
+{
+	struct below_ctx b = {.mirror = &ns->mirror, .top = top->pub.id};
+
+	if (mr__mirror_each(&ns->mirror, collect_below, &b) < 0 ||
+	    mr__mirror_sort_parents_first(&ns->mirror, b.t.v, b.t.n) < 0) {
+		mr__table_clear(&b.t);
+		mr__router_loss(ns);
+		return;
+	}
+	for (size_t i = b.t.n; i-- > 0;) {
+		struct mr__mount *m = mr__mirror_take(&ns->mirror, b.t.v[i]->pub.id);
+		if (m) {
+			mr__router_emit(ns, MR_EVENT_UNMOUNT, m, NULL, 0);
+			mr__mount_unref(m);
+		}
+	}
+	mr__table_clear(&b.t);
 }
 
 static void apply_change(struct mr__ns *ns, const struct mr__change *c)
 {
 	struct mr__mount *now = NULL, *old;
 	int err;
+
+	/*
+	 * Once records are lost, the resync after this batch reads the whole
+	 * table and reports every difference in order (children gone before
+	 * their parents).  Applying the records that follow the loss first
+	 * could report a parent gone while its child, whose record was lost,
+	 * still stands.
+	 */
+	if (ns->resync_pending)
+		return;
 
 	switch (c->kind) {
 	case MR__CHANGE_LOSS:
@@ -449,9 +655,21 @@ static void apply_change(struct mr__ns *ns, const struct mr__change *c)
 		 * is an unmount.
 		 */
 		if (old && c->kind == MR__CHANGE_MOVE) {
-			old = mr__mirror_take(&ns->mirror, c->mnt_id);
-			mr__router_emit(ns, MR_EVENT_UNMOUNT, old, NULL, 0);
-			mr__mount_unref(old);
+			unmount_tree(ns, old);
+		} else if (c->kind == MR__CHANGE_READONLY || c->kind == MR__CHANGE_SETATTR) {
+			/*
+			 * A remount made through a mount gone since: what it did
+			 * to the superblock shows on its other mounts, and no
+			 * record will name them.  Known mount: look at those;
+			 * unknown (attached and gone within the batch): resync.
+			 */
+			if (!old) {
+				mr__router_loss(ns);
+				return;
+			}
+			defer(ns, DEFER_SB, old);
+			if (!ns->r->refreshing)
+				run_deferred(ns);
 		}
 		return;
 	}
@@ -480,13 +698,21 @@ static void apply_change(struct mr__ns *ns, const struct mr__change *c)
 		 */
 		kind = change_kind(old, now);
 	}
-	bool sb_changed = old && mr__mount_sb_changed(old, now);
+	bool sb_changed = superblock_changed(ns, old, now);
 	mr__router_emit(ns, kind, old, now, flags);
-	mr__mirror_put(&ns->mirror, now);
-	if (kind == MR_EVENT_MOVE && !ns->r->refreshing)
-		refresh_below(ns, c->mnt_id);
-	else if (sb_changed && !ns->r->refreshing)
-		refresh_superblock(ns, now);
+	if (mr__mirror_put(&ns->mirror, now) < 0) {
+		/* The mirror cannot hold it: the subscribers were told, the resync repairs. */
+		mr__mount_unref(now);
+		mr__router_loss(ns);
+		return;
+	}
+	/* Inside a refresh of the tree below a moved mount, the list has its submounts. */
+	if (kind == MR_EVENT_MOVE && !ns->r->in_below && has_children(ns, c->mnt_id))
+		defer(ns, DEFER_BELOW, now);
+	if (sb_changed)
+		defer(ns, DEFER_SB, now);
+	if (!ns->r->refreshing && ns->r->n_deferred)
+		run_deferred(ns);
 }
 
 void mr__router_change(struct mr__ns *ns, const struct mr__change *c)
@@ -508,8 +734,11 @@ long mr__router_records(struct mr__ns *ns, int res, const void *buf, size_t len,
 	}
 	mr__router_stamp(r);
 	size_t n = decode(buf, len, r->changes, MR__ARRAY_SIZE(r->changes), &bad);
-	if (bad)
+	if (bad) {
+		/* A record skipped is a change missed: counted, and the resync finds it. */
 		count(&r->bad_records, bad);
+		mr__router_loss(ns);
+	}
 	for (size_t i = 0; i < n; i++)
 		mr__router_change(ns, &r->changes[i]);
 	return (long)n;
@@ -522,7 +751,7 @@ const struct mr__change *mr__router_decoded(const mr_router *r)
 
 void mr__router_recheck(struct mr__ns *ns, uint64_t mnt_id)
 {
-	struct mr__change c = {.kind = MR__CHANGE_SETATTR, .mnt_id = mnt_id};
+	struct mr__change c = {.kind = MR__CHANGE_RECHECK, .mnt_id = mnt_id};
 
 	apply_change(ns, &c);
 }
@@ -550,16 +779,6 @@ bool mr__router_recheck_flags(struct mr__ns *ns, uint64_t mnt_id)
 
 /* ---- overrun subscribers ---- */
 
-static int cmp_depth(const void *a, const void *b)
-{
-	const struct mr__mount *x = *(struct mr__mount *const *)a;
-	const struct mr__mount *y = *(struct mr__mount *const *)b;
-
-	if (x->path_len != y->path_len)
-		return x->path_len < y->path_len ? -1 : 1;
-	return x->pub.id < y->pub.id ? -1 : x->pub.id > y->pub.id;
-}
-
 struct snap_ctx {
 	const char *prefix;
 	struct mr__table t;
@@ -571,9 +790,9 @@ static int snap_one(struct mr__mount *m, void *arg)
 	struct snap_ctx *c = arg;
 
 	if (path_in_subtree(m->pub.path, c->prefix)) {
+		/* On failure the push has dropped the reference it was given. */
 		int err = mr__table_push(&c->t, mr__mount_ref(m));
 		if (err < 0) {
-			mr__mount_unref(m);
 			c->err = err;
 			return err;
 		}
@@ -587,21 +806,36 @@ static struct mr__event *subtree_snapshot(struct mr_sub *s)
 	struct snap_ctx c = {.prefix = s->prefix};
 	struct mr__event *ev = NULL;
 
+	/* A source that put off looking for attribute changes looks now. */
+	if (s->ns->ops->settle)
+		s->ns->ops->settle(s->ns);
 	mr__mirror_each(&s->ns->mirror, snap_one, &c);
-	if (!c.err) {
-		/* path_len orders by depth well enough: a parent's path is a prefix. */
-		if (c.t.n)
-			qsort(c.t.v, c.t.n, sizeof(*c.t.v), cmp_depth);
+	if (!c.err)
+		c.err = mr__mirror_sort_parents_first(&s->ns->mirror, c.t.v, c.t.n);
+	if (!c.err)
 		ev = mr__event_snapshot(c.t.v, c.t.n);
-	}
 	mr__table_clear(&c.t);
 	return ev;
 }
 
+/* Room for one in r->match; false when out of memory. */
+static bool ensure_match(mr_router *r)
+{
+	if (!r->cap_match) {
+		r->match = mr__malloc(64 * sizeof(*r->match));
+		if (r->match)
+			r->cap_match = 64;
+	}
+	return r->cap_match != 0;
+}
+
 static bool send_snapshot(mr_router *r, struct mr_sub *s, uint32_t flags)
 {
-	struct mr__event *ev = subtree_snapshot(s);
+	struct mr__event *ev;
 
+	if (!ensure_match(r))
+		return false;
+	ev = subtree_snapshot(s);
 	if (!ev)
 		return false;
 	stamp(r, s->ns, ev, flags);
@@ -609,15 +843,6 @@ static bool send_snapshot(mr_router *r, struct mr_sub *s, uint32_t flags)
 	deliver(r, ev, 1, true);
 	count(&s->snapshots, 1);
 	return true;
-}
-
-static void ensure_match(mr_router *r)
-{
-	if (!r->cap_match) {
-		r->match = mr__malloc(64 * sizeof(*r->match));
-		if (r->match)
-			r->cap_match = 64;
-	}
 }
 
 /*
@@ -629,7 +854,9 @@ static void recover(mr_router *r)
 {
 	struct mr_sub **pp = &r->overrun;
 
-	ensure_match(r);
+	/* Out of memory: try again after the next batch. */
+	if (!ensure_match(r))
+		return;
 	while (*pp) {
 		struct mr_sub *s = *pp;
 		if (!s->ns || mr__sub_queued(s) > s->capacity / 2) {
@@ -685,6 +912,8 @@ static void detach_sub(mr_router *r, struct mr_sub *s)
 	if (s->attached) {
 		mr__trie_remove(s->ns->trie, s->prefix, s);
 		s->ns->n_subs--;
+		if (s->kinds & MR__ATTR_KINDS)
+			s->ns->n_attr_subs--;
 		s->attached = false;
 	}
 	if (s->overrun) {
@@ -709,7 +938,8 @@ static void add_sub(mr_router *r, struct mr_sub *s)
 	}
 	s->attached = true;
 	s->ns->n_subs++;
-	ensure_match(r);
+	if (s->kinds & MR__ATTR_KINDS)
+		s->ns->n_attr_subs++;
 	if ((s->flags & MR_SUB_SNAPSHOT) && !send_snapshot(r, s, MR_EVF_LATE_JOIN))
 		mark_overrun(r, s);
 }
@@ -1001,6 +1231,12 @@ int mr_router_add_ns_fd(mr_router *r, int nsfd, uint64_t *ret_ns_id)
 {
 	if (!r || nsfd < 0)
 		return -EINVAL;
+	/* 4.11: NS_GET_NSTYPE; anything but a mount namespace's nsfs file is the wrong fd. */
+	int type = ioctl(nsfd, NS_GET_NSTYPE);
+	if (type < 0)
+		return errno == EBADF ? -EBADF : -EINVAL;
+	if (type != CLONE_NEWNS)
+		return -EINVAL;
 	int fd = fcntl(nsfd, F_DUPFD_CLOEXEC, 3);
 	if (fd < 0)
 		return -errno;
@@ -1088,6 +1324,18 @@ void mr_unsubscribe(mr_sub *s)
 
 	if (!s)
 		return;
+	/*
+	 * The first free flips the handle to FREED at once, though the router
+	 * releases it later: a second free is caught here, not as a use
+	 * after free inside the router.
+	 */
+	uint32_t live = MR__SUB_LIVE;
+	if (!atomic_compare_exchange_strong(&s->magic, &live, MR__SUB_FREED)) {
+		mr__misuse("mr_unsubscribe", live == MR__SUB_FREED
+						  ? "subscriber already freed"
+						  : "not a live subscriber (freed, or never made)");
+		return;
+	}
 	c = mr__calloc(1, sizeof(*c));
 	if (!c) {
 		/* Cannot queue the removal: leave the ring to the router's teardown. */
@@ -1115,8 +1363,8 @@ int mr_router_new(const struct mr_opts *opts, mr_router **ret)
 	}
 	if (o.flags & ~MR_OPT_NO_SELF_NS)
 		return -EINVAL;
-	/* The io_uring gets 2 * batch entries; the kernel takes up to 32768. */
-	if (o.batch > 16384)
+	/* Documented ranges; batch * 2 must also stay a sane io_uring size. */
+	if (o.queue_notes > MR__QUEUE_NOTES_MAX || o.batch > MR__BATCH_MAX)
 		return -EINVAL;
 
 	r = mr__calloc(1, sizeof(*r));
@@ -1129,6 +1377,7 @@ int mr_router_new(const struct mr_opts *opts, mr_router **ret)
 	err = mr__source_pick(o.source, &r->ops, &r->reason);
 	if (err < 0)
 		goto fail;
+	r->source_auto = !o.source || !strcmp(o.source, "auto");
 
 	struct mr__reactor_opts ro = {.entries = o.batch ? o.batch * 2 : 256};
 	err = mr__reactor_new(&ro, &r->re);
@@ -1182,6 +1431,7 @@ void mr_router_free(mr_router *r)
 	mr__free(r->registry);
 	mr__free(r->match);
 	mr__free(r->below);
+	mr__free(r->deferred);
 	pthread_mutex_destroy(&r->ctl_lock);
 	mr__free(r);
 }
@@ -1194,6 +1444,23 @@ const char *mr_router_source(const mr_router *r)
 const char *mr_router_source_reason(const mr_router *r)
 {
 	return r && r->reason ? r->reason : "";
+}
+
+int mr_router_ns_source(mr_router *r, uint64_t ns_id, const char **ret_name,
+			const char **ret_reason)
+{
+	struct mr__ns *ns;
+
+	if (!r || !ret_name || !ret_reason)
+		return -EINVAL;
+	pthread_mutex_lock(&r->ctl_lock);
+	ns = registry_find(r, ns_id);
+	if (ns) {
+		*ret_name = ns->ops->name;
+		*ret_reason = ns->ops == r->ops ? r->reason : ns->reason;
+	}
+	pthread_mutex_unlock(&r->ctl_lock);
+	return ns ? 0 : -ENOENT;
 }
 
 int mr_router_stats(const mr_router *r, struct mr_stats *ret)
@@ -1234,7 +1501,22 @@ const struct mr__source_ops *mr__router_source_ops(mr_router *r)
 	return r->ops;
 }
 
+bool mr__router_source_auto(mr_router *r)
+{
+	return r->source_auto;
+}
+
 const struct mr_opts *mr__router_opts(mr_router *r)
 {
 	return &r->opts;
+}
+
+uint32_t mr__router_kinds_wanted(const struct mr__ns *ns)
+{
+	uint32_t kinds = 0;
+
+	for (const struct mr_sub *s = ns->r->subs; s; s = s->next_all)
+		if (s->ns == ns && s->attached)
+			kinds |= s->kinds;
+	return kinds;
 }

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -56,17 +57,56 @@ static uint32_t round_pow2(uint32_t v)
 {
 	uint32_t p = 8;
 
-	while (p < v && p < (1u << 30))
+	while (p < v)
 		p <<= 1;
 	return p;
 }
 
+void mr__misuse(const char *call, const char *what)
+{
+#ifndef NDEBUG
+	/* A bug in the calling program: stop where it happened, saying what. */
+	static const char pre[] = "mountrouter: ";
+	char line[160];
+	size_t n = 0;
+
+	for (const char *parts[] = {pre, call, ": ", what, "\n"}, **p = parts;
+	     p < parts + 5; p++) {
+		size_t l = strlen(*p);
+		if (l > sizeof(line) - n)
+			l = sizeof(line) - n;
+		memcpy(line + n, *p, l);
+		n += l;
+	}
+	(void)!write(2, line, n);
+	abort();
+#else
+	(void)call;
+	(void)what;
+#endif
+}
+
+int mr__sub_check(const struct mr_sub *s, const char *call)
+{
+	uint32_t magic = atomic_load_explicit(&s->magic, memory_order_relaxed);
+
+	if (MR__LIKELY(magic == MR__SUB_LIVE))
+		return 0;
+	mr__misuse(call, magic == MR__SUB_FREED ? "subscriber already freed"
+						: "not a live subscriber (freed, or never made)");
+	return -EINVAL;
+}
+
 int mr__sub_alloc(mr_router *r, const struct mr_sub_opts *o, struct mr_sub **ret)
 {
-	uint32_t cap = round_pow2(o->capacity ? o->capacity : 4096);
-	struct mr_sub *s = mr__calloc(1, sizeof(*s));
+	uint32_t cap;
+	struct mr_sub *s;
 	int err;
 
+	if (o->capacity > MR__SUB_CAPACITY_MAX)
+		return -EINVAL;
+	cap = round_pow2(o->capacity ? o->capacity : 4096);
+	s = mr__calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->q = mr__calloc(1, sizeof(*s->q) + cap * sizeof(ck_ring_buffer_t));
@@ -85,6 +125,7 @@ int mr__sub_alloc(mr_router *r, const struct mr_sub_opts *o, struct mr_sub **ret
 	s->r = r;
 	s->kinds = o->kinds ? o->kinds : MR_KINDS_ALL;
 	s->flags = o->flags;
+	atomic_init(&s->magic, MR__SUB_LIVE);
 	*ret = s;
 	return 0;
 fail:
@@ -136,6 +177,10 @@ void mr__sub_destroy(struct mr_sub *s)
 		close(fd);
 	mr__free(s->prefix);
 	mr__free(s->q);
+#ifndef NDEBUG
+	/* A handle used after this fails mr__sub_check() rather than reading a stale ring. */
+	memset(s, MR__SUB_POISON, sizeof(*s));
+#endif
 	mr__free(s);
 }
 
@@ -173,7 +218,7 @@ int mr_sub_next(mr_sub *s, const struct mr_event **ret)
 	struct mr__event *ev;
 	uint64_t drain;
 
-	if (!s || !ret)
+	if (!s || !ret || mr__sub_check(s, "mr_sub_next") < 0)
 		return -EINVAL;
 	if (!ring_pop(s->q, &ev)) {
 		/* Consume a stale wake-up before arming, so poll() means "new event". */
@@ -215,7 +260,7 @@ static int sub_efd(mr_sub *s)
 
 int mr_sub_fd(mr_sub *s)
 {
-	if (!s)
+	if (!s || mr__sub_check(s, "mr_sub_fd") < 0)
 		return -EINVAL;
 	int fd = sub_efd(s);
 	if (fd < 0)
@@ -227,27 +272,53 @@ int mr_sub_fd(mr_sub *s)
 
 int mr_sub_wait(mr_sub *s, int timeout_ms)
 {
+	uint64_t deadline = 0, drain;
 	struct pollfd pfd;
 
-	if (!s)
+	if (!s || mr__sub_check(s, "mr_sub_wait") < 0)
 		return -EINVAL;
 	int fd = sub_efd(s);
 	if (fd < 0)
 		return fd;
-	atomic_store(&s->waiting, 1);
-	if (mr__sub_queued(s))
-		return 0;
-	pfd.fd = fd;
-	pfd.events = POLLIN;
-	int n = poll(&pfd, 1, timeout_ms);
-	if (n < 0)
-		return -errno;
-	return n ? 0 : -ETIMEDOUT;
+	if (timeout_ms > 0)
+		deadline = mr__now_ns() + (uint64_t)timeout_ms * 1000000u;
+	for (;;) {
+		/*
+		 * A count left from a wake-up whose event was read since would
+		 * make poll() return at once with nothing queued: drain it
+		 * before arming, then look at the ring (the consumer half of
+		 * the Dekker pair in mr__sub_wake()).
+		 */
+		(void)!read(fd, &drain, sizeof(drain));
+		atomic_store(&s->waiting, 1);
+		if (mr__sub_queued(s))
+			return 0;
+		int wait_ms = timeout_ms;
+		if (timeout_ms > 0) {
+			uint64_t now = mr__now_ns();
+			if (now >= deadline)
+				return -ETIMEDOUT;
+			wait_ms = (int)((deadline - now + 999999u) / 1000000u);
+		}
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		int n = poll(&pfd, 1, wait_ms);
+		if (n < 0)
+			return -errno;
+		if (!n)
+			return -ETIMEDOUT;
+		/* Readable: an event came, or a wake-up raced with one read meanwhile. */
+		if (mr__sub_queued(s))
+			return 0;
+		if (timeout_ms == 0)
+			return -ETIMEDOUT;
+	}
 }
 
 int mr_sub_stats(const mr_sub *s, struct mr_sub_stats *ret)
 {
-	if (!s || !ret)
+	if (!s || !ret || mr__sub_check(s, "mr_sub_stats") < 0)
 		return -EINVAL;
 	ret->delivered = atomic_load_explicit(&s->delivered, memory_order_relaxed);
 	ret->dropped = atomic_load_explicit(&s->dropped, memory_order_relaxed);

@@ -105,7 +105,9 @@ static int test_mount_readonly(void)
 		{ 0, 0, "rw,relatime", false },
 		{ 1 /* MOUNT_ATTR_RDONLY */, 0, "ro,relatime", true },
 		{ 0, MR__SB_RDONLY, "rw,relatime,ro", true },
-		{ 0, 0, "rw,relatime,ro", true },  /* options alone: last wins */
+		/* a filesystem's own "ro" option: neither the mount nor the superblock is */
+		{ 0, 0, "rw,relatime,ro", false },
+		{ 0, 0, "rw,relatime,fsopt=1,ro", false },
 		{ 0, 0, "ro,rw", false },
 		{ 0, 0, "rwx,roo,errors=ro", false },
 		{ 0, 0, "", false },
@@ -333,7 +335,7 @@ static const struct spec table_a[] = {
 
 static int test_sync_diff(void)
 {
-	/* 5 turns ro, 8 and 9 appear (9 before 8: table order is kept), the /a subtree goes. */
+	/* 5 turns ro, 8 and 9 appear (5 first: parents first, then table order), the /a subtree goes. */
 	static const struct spec table_b[] = {
 		{ 1, 0, "/", "rw" },
 		{ 9, 7, "/keep/n2", "rw" },
@@ -342,10 +344,10 @@ static int test_sync_diff(void)
 		{ 8, 7, "/keep/n1", "rw" },
 	};
 	static const struct call want[] = {
-		{ 0, 9, "", "rw" },
 		{ 5, 5, "rw", "ro" },
+		{ 0, 9, "", "rw" },
 		{ 0, 8, "", "rw" },
-		/* removals: deepest first, then highest ID first */
+		/* removals: deepest in the tree first, then longest path, then highest ID */
 		{ 4, 0, "rw", "" },
 		{ 3, 0, "rw", "" },
 		{ 6, 0, "rw", "" },
@@ -360,8 +362,10 @@ static int test_sync_diff(void)
 	CHECK(fill(&t, table_a, MR__ARRAY_SIZE(table_a)) == 0);
 	CHECK(mr__mirror_sync(&m, &t, record, &l) == 7);
 	CHECK(l.n == 7 && t.n == 0);
+	/* Parents first (tree depth), table order among equals. */
+	static const uint64_t first[] = { 1, 2, 5, 7, 3, 6, 4 };
 	for (int i = 0; i < 7; i++)
-		CHECK(l.c[i].old_id == 0 && l.c[i].new_id == table_a[i].id);
+		CHECK(l.c[i].old_id == 0 && l.c[i].new_id == first[i]);
 
 	keep = mr__mirror_get(&m, 7);
 	l.n = 0;
@@ -414,7 +418,7 @@ static int test_sync_idempotent(void)
 	l.n = 0;
 	CHECK(mr__mirror_sync(&m, &t, record, &l) == 7);
 	CHECK(m.n == 0);
-	static const uint64_t order[] = { 4, 3, 7, 6, 5, 2, 1 };
+	static const uint64_t order[] = { 4, 3, 6, 7, 5, 2, 1 };
 	for (int i = 0; i < 7; i++)
 		CHECK(l.c[i].old_id == order[i] && l.c[i].new_id == 0);
 	mr__table_clear(&t);

@@ -14,13 +14,27 @@
 
 #include <mountrouter.h>
 
-/* Exit codes besides errno values (documented in mountwatch(1)). */
-#define MW_EXIT_EVENT 0
-#define MW_EXIT_TIMEOUT 1
-#define MW_EXIT_USAGE 2
+/*
+ * Exit codes (mountwatch(1), EXIT STATUS).  Distinct, so that a script
+ * can tell a usage error from a missing privilege or kernel feature; the
+ * message on stderr says the rest.
+ */
+#define MW_EXIT_EVENT 0       /* a change was seen, or stopped by a signal, -c, -f */
+#define MW_EXIT_TIMEOUT 1     /* --timeout passed without a change (findmnt -w) */
+#define MW_EXIT_USAGE 2       /* bad option or value */
+#define MW_EXIT_NOTFOUND 3    /* a --ns process or file, or a --subtree path, is missing */
+#define MW_EXIT_PERM 4        /* privilege missing (CAP_SYS_ADMIN) */
+#define MW_EXIT_NOTSUP 5      /* the kernel lacks the source or feature asked for */
+#define MW_EXIT_NSGONE 6      /* the namespace of --ns PID ended */
+#define MW_EXIT_OUTPUT 7      /* standard output closed or not writable */
+#define MW_EXIT_FAILURE 8     /* any other failure */
+
+/* Returned inside mountwatch for "the namespace of --ns PID ended". */
+#define MW_ENSGONE 1000
 
 enum mw_col {
 	MW_COL_ACTION,
+	MW_COL_KIND,
 	MW_COL_TARGET,
 	MW_COL_SOURCE,
 	MW_COL_FSTYPE,
@@ -29,14 +43,21 @@ enum mw_col {
 	MW_COL_OLD_OPTIONS,
 	MW_COL_ID,
 	MW_COL_PARENT,
+	MW_COL_UNIQ_ID,
+	MW_COL_UNIQ_PARENT,
+	MW_COL_MAJMIN,
+	MW_COL_FSROOT,
+	MW_COL_PROPAGATION,
+	MW_COL_OLD_PROPAGATION,
 	MW_COL_NS,
+	MW_COL_NS_ID,
 	MW_COL_TIME,
 	MW_COL_SEQ,
 	MW_COL_FLAGS,
 	MW_COL__MAX
 };
 
-enum mw_format { MW_FMT_TABLE, MW_FMT_RAW, MW_FMT_JSON };
+enum mw_format { MW_FMT_TABLE, MW_FMT_RAW, MW_FMT_PAIRS, MW_FMT_JSON };
 
 struct mw_opts {
 	char **subtrees;
@@ -51,18 +72,22 @@ struct mw_opts {
 	enum mw_col cols[MW_COL__MAX];
 	size_t n_cols;
 	bool cols_given;      /* -o was used */
+	bool cols_append;     /* -o +LIST: after the default columns */
 	bool monotonic;
 	bool snapshot;
 	bool first_only;
 	uint64_t count;       /* 0: unlimited */
-	int64_t timeout_ms;   /* -1: none */
+	int64_t timeout_ms;   /* -w, --timeout: -1 none */
 	bool stats;
 	bool noheadings;
+	bool notruncate;      /* -u, --notruncate, --nowrap: table cells never cut */
 	unsigned rescan_ms;   /* --all-namespaces /proc rescan period */
 	uint32_t queue;       /* --queue: ring slots per subscription, 0: library's */
 };
 
 /* options.c: returns 0, or an exit code to leave with (help: 0, usage: 2). */
+#define MW_JSON_SCHEMA_VERSION 1
+#define MW_TIMEOUT_MAX_MS (366ull * 24 * 3600 * 1000)
 int mw_parse_options(int argc, char **argv, struct mw_opts *o, int *ret_exit);
 void mw_opts_free(struct mw_opts *o);
 const char *mw_col_name(enum mw_col c);
@@ -70,6 +95,7 @@ int mw_col_parse(const char *name, size_t len, enum mw_col *ret);
 
 /* output.c */
 struct mw_out;
+struct mw_watch;
 int mw_out_new(const struct mw_opts *o, FILE *f, struct mw_out **ret);
 void mw_out_free(struct mw_out *out);
 /* Re-reads the terminal width (TIOCGWINSZ) and re-prints the header. */
@@ -82,9 +108,8 @@ int mw_out_snapshot_mount(struct mw_out *out, const struct mr_event *ev,
 /* Flushes; returns 0 or -errno. */
 int mw_out_flush(struct mw_out *out);
 
-/* Escapers, exposed for the tests of the output formats. */
-void mw_json_string(FILE *f, const char *s);
-void mw_raw_string(FILE *f, const char *s);
+/* Where NS finds the nsfs inode (what lsns shows) of a namespace ID. */
+void mw_out_set_watch(struct mw_out *out, const struct mw_watch *w);
 
 /* namespaces.c */
 struct mw_watch;
@@ -99,6 +124,15 @@ int mw_watch_rescan(struct mw_watch *w);
 int mw_watch_drain(struct mw_watch *w,
 		   int (*fn)(const struct mr_event *ev, void *arg), void *arg);
 size_t mw_watch_namespaces(const struct mw_watch *w);
+/* The nsfs inode number of @ns_id (lsns's NS), 0 if unknown. */
+uint64_t mw_watch_ns_inode(const struct mw_watch *w, uint64_t ns_id);
+/*
+ * An fd readable when a process named by --ns PID exits (-1: none), and
+ * what to do then: follow another process of its namespace, or return
+ * -MW_ENSGONE after saying that the namespace ended.
+ */
+int mw_watch_pid_fd(const struct mw_watch *w);
+int mw_watch_pid_exited(struct mw_watch *w);
 
 /* stats.c */
 struct mw_stats;

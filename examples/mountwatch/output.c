@@ -9,11 +9,15 @@
  *  - table: control bytes and invalid UTF-8 as \xXX, for people;
  *  - raw:   findmnt -r's rule, also space and backslash as \xXX, so that
  *           splitting on ' ' and undoing \xXX gives back the exact bytes;
+ *  - pairs: findmnt -P's KEY="value", with '"', '\\', '$' and '`' as \xXX
+ *           too, so that a shell's eval reads the exact bytes back;
  *  - JSON:  control characters as \u00XX, and each byte that is not part
  *           of valid UTF-8 as \uDCXX (XX = the byte): PEP 383's
  *           "surrogateescape", which no valid text can produce, so it is
  *           lossless (Python: json.loads(l)["target"].encode("utf-8",
  *           "surrogateescape") returns the original bytes).
+ * The C1 controls (U+0080..U+009F, UTF-8 c2 80..c2 9f) are escaped like
+ * the C0 ones: a terminal acts on U+009B as on ESC [.
  */
 #include <errno.h>
 #include <langinfo.h>
@@ -21,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <time.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -104,6 +109,12 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+/* A C1 control character: two bytes, c2 80 to c2 9f. */
+static bool is_c1(const unsigned char *s, size_t len)
+{
+	return len == 2 && s[0] == 0xc2 && s[1] < 0xa0;
+}
+
 static void json_escape(struct buf *b, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -115,6 +126,9 @@ static void json_escape(struct buf *b, const char *str)
 		if (!len) {
 			buf_fmt(b, "\\udc%02x", s[i]);
 			i++;
+		} else if (is_c1(s + i, len)) {
+			buf_fmt(b, "\\u%04x", s[i + 1]);
+			i += len;
 		} else if (len > 1) {
 			buf_add(b, s + i, len);
 			i += len;
@@ -133,17 +147,22 @@ static void json_escape(struct buf *b, const char *str)
 	buf_add(b, "\"", 1);
 }
 
-static void raw_escape(struct buf *b, const char *str)
+/* Raw and pairs: @extra names the printable bytes escaped besides blanks. */
+static void hex_escape(struct buf *b, const char *str, const char *extra)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t n = strlen(str);
 
 	for (size_t i = 0; i < n;) {
 		size_t len = utf8_len(s + i, n - i);
-		if (len > 1) {
+		if (is_c1(s + i, len)) {
+			buf_fmt(b, "\\x%02x\\x%02x", s[i], s[i + 1]);
+			i += len;
+		} else if (len > 1) {
 			buf_add(b, s + i, len);
 			i += len;
-		} else if (!len || s[i] <= 0x20 || s[i] == 0x7f || s[i] == '\\') {
+		} else if (!len || s[i] < 0x20 || s[i] == 0x7f || s[i] == '\\' ||
+			   strchr(extra, s[i])) {
 			buf_fmt(b, "\\x%02x", s[i]);
 			i++;
 		} else {
@@ -153,23 +172,16 @@ static void raw_escape(struct buf *b, const char *str)
 	}
 }
 
-void mw_json_string(FILE *f, const char *s)
+static void raw_escape(struct buf *b, const char *str)
 {
-	struct buf b = {0};
-
-	json_escape(&b, s);
-	fputs(b.p, f);
-	free(b.p);
+	hex_escape(b, str, " ");
 }
 
-void mw_raw_string(FILE *f, const char *s)
+static void pairs_escape(struct buf *b, const char *str)
 {
-	struct buf b = {0};
-
-	raw_escape(&b, s);
-	if (b.p)
-		fputs(b.p, f);
-	free(b.p);
+	buf_add(b, "\"", 1);
+	hex_escape(b, str, "\"$`");
+	buf_add(b, "\"", 1);
 }
 
 /*
@@ -227,10 +239,14 @@ static size_t table_escape(struct buf *b, const char *str, size_t max_cols, bool
 
 struct row {
 	const char *s[MW_COL__MAX];   /* string columns; NULL: empty / null */
-	uint64_t num[MW_COL__MAX];    /* ID, PARENT, NS, SEQ */
+	uint64_t num[MW_COL__MAX];    /* the numeric columns */
 	bool has_num[MW_COL__MAX];
 	char time[64];
 	char flags[128];
+	char majmin[24];
+	char prop[40], old_prop[40];
+	struct buf source;            /* SOURCE[FSROOT] of a bind mount */
+	struct buf opts, old_opts;    /* OPTIONS, OLD-OPTIONS as findmnt merges them */
 	uint32_t evflags;
 	const struct mr_event *ev;
 };
@@ -239,12 +255,14 @@ static void format_time(const struct mw_out *out, uint64_t mono_ns, char *dst, s
 
 struct mw_out {
 	const struct mw_opts *o;
+	const struct mw_watch *watch;
 	FILE *f;
 	bool tty, utf8;
+	bool cut;                  /* table on a terminal without -u: cells are cut to fit */
 	unsigned term_cols;
 	size_t width[MW_COL__MAX]; /* table: current width of each shown column */
-	size_t cap[MW_COL__MAX];   /* table on a terminal: widest allowed */
-	size_t need[MW_COL__MAX];  /* TARGET, OLD-TARGET: widest value seen */
+	size_t cap[MW_COL__MAX];   /* widest a cell may be (SIZE_MAX: never cut) */
+	size_t need[MW_COL__MAX];  /* flexible columns: widest value seen so far */
 	bool header_due;
 	uint64_t synthetic_in_resync;
 	struct buf line;
@@ -269,26 +287,110 @@ static void flags_string(uint32_t fl, char *dst, size_t len)
 					      names[i].name);
 }
 
-static void row_common(struct mw_out *out, struct row *r, const struct mr_event *ev)
+/* findmnt's words: the finer kinds are in the KIND column. */
+static const char *action_name(uint32_t kind)
+{
+	switch (kind) {
+	case MR_EVENT_UNMOUNT:
+	case MR_EVENT_EXPIRY:
+		return "umount";
+	case MR_EVENT_READONLY:
+	case MR_EVENT_ATTR:
+		return "remount";
+	default:
+		return mr_event_kind_name(kind);
+	}
+}
+
+/* findmnt -o PROPAGATION's spelling: shared or private, then ,slave ,unbindable. */
+static void propagation_string(uint32_t p, char *dst, size_t len)
+{
+	snprintf(dst, len, "%s%s%s", p & MS_SHARED ? "shared" : "private",
+		 p & MS_SLAVE ? ",slave" : "", p & MS_UNBINDABLE ? ",unbindable" : "");
+}
+
+static void set_num(struct row *r, enum mw_col c, uint64_t v)
+{
+	r->num[c] = v;
+	r->has_num[c] = true;
+}
+
+static void row_common(struct mw_out *out, struct row *r, const struct mr_event *ev,
+		       const char *kind)
 {
 	memset(r, 0, sizeof(*r));
 	r->ev = ev;
 	format_time(out, ev->time_ns, r->time, sizeof(r->time));
 	r->s[MW_COL_TIME] = r->time;
-	r->num[MW_COL_SEQ] = ev->seq;
-	r->has_num[MW_COL_SEQ] = true;
-	r->num[MW_COL_NS] = ev->ns_id;
-	r->has_num[MW_COL_NS] = true;
+	set_num(r, MW_COL_SEQ, ev->seq);
+	set_num(r, MW_COL_NS_ID, ev->ns_id);
+	uint64_t ino = out->watch ? mw_watch_ns_inode(out->watch, ev->ns_id) : 0;
+	if (ino)
+		set_num(r, MW_COL_NS, ino);
+	r->s[MW_COL_KIND] = kind;
+	r->evflags = ev->flags;
+	flags_string(ev->flags, r->flags, sizeof(r->flags));
+	r->s[MW_COL_FLAGS] = r->flags;
+}
+
+/*
+ * The library writes a read-only superblock under a read-write mount as
+ * "rw,...,ro" (the mount's flag first, the superblock's last); findmnt's
+ * OPTIONS merges the two into "ro,...".  Returns @opts or the merged copy
+ * in @b.
+ */
+static const char *findmnt_options(struct buf *b, const char *opts)
+{
+	if (strncmp(opts, "rw,", 3))
+		return opts;
+	const char *p = opts + 2;
+	while (*p == ',') {
+		size_t n = strcspn(p + 1, ",");
+		if (n == 2 && !strncmp(p + 1, "ro", 2)) {
+			buf_str(b, "ro");
+			buf_add(b, opts + 2, (size_t)(p - (opts + 2)));
+			buf_str(b, p + 3);
+			return b->p;
+		}
+		p += n + 1;
+	}
+	return opts;
+}
+
+/* The columns a mount gives: IDs as mountinfo and statmount show them, and the rest. */
+static void row_from_mount(struct row *r, const struct mr_mount *m)
+{
+	if (m->mountinfo_id)
+		set_num(r, MW_COL_ID, m->mountinfo_id);
+	if (m->mountinfo_parent_id)
+		set_num(r, MW_COL_PARENT, m->mountinfo_parent_id);
+	set_num(r, MW_COL_UNIQ_ID, m->id);
+	set_num(r, MW_COL_UNIQ_PARENT, m->parent_id);
+	r->s[MW_COL_TARGET] = m->path;
+	r->s[MW_COL_FSTYPE] = m->fstype;
+	r->s[MW_COL_OPTIONS] = findmnt_options(&r->opts, m->options);
+	r->s[MW_COL_FSROOT] = m->root;
+	snprintf(r->majmin, sizeof(r->majmin), "%u:%u", m->dev_major, m->dev_minor);
+	r->s[MW_COL_MAJMIN] = r->majmin;
+	propagation_string(m->propagation, r->prop, sizeof(r->prop));
+	r->s[MW_COL_PROPAGATION] = r->prop;
+	/* findmnt: a mount of a filesystem's subdirectory is SOURCE[/subdir]. */
+	if (m->root[0] && strcmp(m->root, "/")) {
+		buf_str(&r->source, m->source);
+		buf_add(&r->source, "[", 1);
+		buf_str(&r->source, m->root);
+		buf_add(&r->source, "]", 1);
+		r->s[MW_COL_SOURCE] = r->source.p;
+	} else {
+		r->s[MW_COL_SOURCE] = m->source;
+	}
 }
 
 static void row_event(struct mw_out *out, struct row *r, const struct mr_event *ev, char *msg,
 		      size_t msg_len)
 {
-	row_common(out, r, ev);
-	r->s[MW_COL_ACTION] = mr_event_kind_name(ev->kind);
-	r->evflags = ev->flags;
-	flags_string(ev->flags, r->flags, sizeof(r->flags));
-	r->s[MW_COL_FLAGS] = r->flags;
+	row_common(out, r, ev, mr_event_kind_name(ev->kind));
+	r->s[MW_COL_ACTION] = action_name(ev->kind);
 
 	switch (ev->kind) {
 	case MR_EVENT_OVERRUN:
@@ -314,37 +416,33 @@ static void row_event(struct mw_out *out, struct row *r, const struct mr_event *
 	}
 	if (ev->flags & MR_EVF_SYNTHETIC)
 		out->synthetic_in_resync++;
-	r->num[MW_COL_ID] = ev->mnt_id;
-	r->has_num[MW_COL_ID] = true;
-	r->num[MW_COL_PARENT] = ev->parent_id;
-	r->has_num[MW_COL_PARENT] = true;
-	r->s[MW_COL_TARGET] = ev->path;
-	r->s[MW_COL_SOURCE] = ev->source;
-	r->s[MW_COL_FSTYPE] = ev->fstype;
-	r->s[MW_COL_OPTIONS] = ev->options;
+	if (ev->mount) {
+		row_from_mount(r, ev->mount);
+	} else {
+		set_num(r, MW_COL_UNIQ_ID, ev->mnt_id);
+		set_num(r, MW_COL_UNIQ_PARENT, ev->parent_id);
+		r->s[MW_COL_TARGET] = ev->path;
+		r->s[MW_COL_SOURCE] = ev->source;
+		r->s[MW_COL_FSTYPE] = ev->fstype;
+		r->s[MW_COL_OPTIONS] = findmnt_options(&r->opts, ev->options);
+	}
 	/* findmnt shows the old values only where they changed: so do we. */
 	if (ev->kind == MR_EVENT_MOVE && ev->old_path[0])
 		r->s[MW_COL_OLD_TARGET] = ev->old_path;
 	if (ev->old_options[0] && strcmp(ev->old_options, ev->options))
-		r->s[MW_COL_OLD_OPTIONS] = ev->old_options;
+		r->s[MW_COL_OLD_OPTIONS] = findmnt_options(&r->old_opts, ev->old_options);
+	if (ev->old_mount && ev->old_propagation != ev->propagation) {
+		propagation_string(ev->old_propagation, r->old_prop, sizeof(r->old_prop));
+		r->s[MW_COL_OLD_PROPAGATION] = r->old_prop;
+	}
 }
 
 static void row_mount(struct mw_out *out, struct row *r, const struct mr_event *ev,
 		      const struct mr_mount *m)
 {
-	row_common(out, r, ev);
+	row_common(out, r, ev, "snapshot");
 	r->s[MW_COL_ACTION] = "snapshot";
-	r->evflags = ev->flags;
-	flags_string(ev->flags, r->flags, sizeof(r->flags));
-	r->s[MW_COL_FLAGS] = r->flags;
-	r->num[MW_COL_ID] = m->id;
-	r->has_num[MW_COL_ID] = true;
-	r->num[MW_COL_PARENT] = m->parent_id;
-	r->has_num[MW_COL_PARENT] = true;
-	r->s[MW_COL_TARGET] = m->path;
-	r->s[MW_COL_SOURCE] = m->source;
-	r->s[MW_COL_FSTYPE] = m->fstype;
-	r->s[MW_COL_OPTIONS] = m->options;
+	row_from_mount(r, m);
 }
 
 static void format_time(const struct mw_out *out, uint64_t mono_ns, char *dst, size_t len)
@@ -378,11 +476,14 @@ static void format_time(const struct mw_out *out, uint64_t mono_ns, char *dst, s
 
 /* ---- table ---- */
 
+/*
+ * Columns whose values have no bound: they share what the others leave,
+ * and are the ones cut.  FSTYPE and FLAGS are short words, whole or useless.
+ */
 static bool col_flexible(enum mw_col c)
 {
-	return c == MW_COL_TARGET || c == MW_COL_SOURCE || c == MW_COL_FSTYPE ||
-	       c == MW_COL_OPTIONS || c == MW_COL_OLD_TARGET || c == MW_COL_OLD_OPTIONS ||
-	       c == MW_COL_FLAGS;
+	return c == MW_COL_TARGET || c == MW_COL_SOURCE || c == MW_COL_OPTIONS ||
+	       c == MW_COL_OLD_TARGET || c == MW_COL_OLD_OPTIONS || c == MW_COL_FSROOT;
 }
 
 /* Widths of the columns whose values have a known size. */
@@ -392,13 +493,24 @@ static size_t col_fixed_width(const struct mw_out *out, enum mw_col c)
 	case MW_COL_TIME:
 		return out->o->monotonic ? 16 : 32;
 	case MW_COL_ACTION:
-		return 12; /* "resync-begin" */
+	case MW_COL_KIND:
+		return 8; /* "snapshot"; "resync-begin" widens it when it comes */
 	case MW_COL_NS:
+	case MW_COL_NS_ID:
 	case MW_COL_ID:
 	case MW_COL_PARENT:
-		return 10;
+	case MW_COL_UNIQ_ID:
+	case MW_COL_UNIQ_PARENT:
+		return 4;
+	case MW_COL_MAJMIN:
+		return 5;
+	case MW_COL_PROPAGATION:
+	case MW_COL_OLD_PROPAGATION:
+		return 7;
 	case MW_COL_SEQ:
-		return 6;
+		return 4;
+	case MW_COL_FSTYPE:
+		return 5;
 	default:
 		return 0;
 	}
@@ -411,81 +523,76 @@ static unsigned col_weight(enum mw_col c)
 	case MW_COL_OPTIONS:
 		return 4;
 	case MW_COL_SOURCE:
+	case MW_COL_OLD_TARGET:
+	case MW_COL_OLD_OPTIONS:
 		return 2;
-	/* Empty on most rows: a path column widens anyway when one comes. */
 	default:
 		return 1;
 	}
 }
 
-/* Paths are never cut: a mount point cut short is a different one. */
-static bool col_path(enum mw_col c)
-{
-	return c == MW_COL_TARGET || c == MW_COL_OLD_TARGET;
-}
-
 /*
- * Lays the table out for the terminal's width: short columns get what
- * their values need, paths what the longest one seen so far needs, and
- * the other columns share what is left by weight (cut with an ellipsis
- * when too long).  Off a terminal nothing is capped: columns widen as
- * longer values come.
+ * Lays the table out.  Every column is as wide as the widest value seen in
+ * it so far.  On a terminal (without -u) the line must fit: the flexible
+ * columns share the room the others leave, by weight, each taking no more
+ * than it needs and leaving the rest to the others (water-filling); a
+ * value wider than its share is cut with a marker.  Off a terminal, or
+ * with -u, nothing is cut and a wider value widens its column.
  */
 static void layout(struct mw_out *out)
 {
 	const struct mw_opts *o = out->o;
-	size_t fixed = 0, weights = 0, paths = 0, other_weights = 0;
+	size_t fixed = 0;
+	bool todo[MW_COL__MAX] = {0};
 
 	for (size_t i = 0; i < o->n_cols; i++) {
 		enum mw_col c = o->cols[i];
 		size_t h = strlen(mw_col_name(c));
-		if (col_flexible(c)) {
-			weights += col_weight(c);
+		size_t w = col_flexible(c) ? 4 * col_weight(c) + 2 : col_fixed_width(out, c);
+		if (out->need[c] < h)
+			out->need[c] = h;
+		if (out->need[c] < w)
+			out->need[c] = w;
+		out->cap[c] = SIZE_MAX;
+		if (col_flexible(c) && out->cut) {
+			todo[c] = true;
 			fixed += 1;
 		} else {
-			size_t w = col_fixed_width(out, c);
-			out->width[c] = w > h ? w : h;
+			out->width[c] = out->need[c];
 			fixed += out->width[c] + 1;
 		}
-		out->cap[c] = SIZE_MAX;
 	}
+	if (!out->cut)
+		return;
 	size_t room = out->term_cols > fixed ? out->term_cols - fixed : 0;
+	for (bool again = true; again;) {
+		unsigned weights = 0;
+		again = false;
+		for (size_t i = 0; i < o->n_cols; i++)
+			if (todo[o->cols[i]])
+				weights += col_weight(o->cols[i]);
+		for (size_t i = 0; i < o->n_cols && weights; i++) {
+			enum mw_col c = o->cols[i];
+			if (todo[c] && out->need[c] <= room * col_weight(c) / weights) {
+				out->width[c] = out->need[c];
+				room -= out->need[c];
+				todo[c] = false;
+				again = true;
+			}
+		}
+	}
+	unsigned weights = 0;
+	for (size_t i = 0; i < o->n_cols; i++)
+		if (todo[o->cols[i]])
+			weights += col_weight(o->cols[i]);
 	for (size_t i = 0; i < o->n_cols; i++) {
 		enum mw_col c = o->cols[i];
-		size_t h = strlen(mw_col_name(c)), w;
-		if (!col_flexible(c))
+		if (!todo[c])
 			continue;
-		if (!out->tty) {
-			/* Start at widths typical values fit in. */
-			w = 4 * col_weight(c) + 4;
-			out->width[c] = w > h ? w : h;
-		} else if (col_path(c)) {
-			w = weights ? room * col_weight(c) / weights : room;
-			if (w < out->need[c])
-				w = out->need[c];
-			out->width[c] = w > h ? w : h;
-			paths += out->width[c];
-		} else {
-			other_weights += col_weight(c);
-		}
+		size_t w = room * col_weight(c) / weights;
+		out->width[c] = w < 2 ? 2 : w; /* one character and the marker */
+		out->cap[c] = out->width[c];
 	}
-	if (out->tty) {
-		size_t rest = room > paths ? room - paths : 0;
-		for (size_t i = 0; i < o->n_cols; i++) {
-			enum mw_col c = o->cols[i];
-			size_t h = strlen(mw_col_name(c));
-			if (!col_flexible(c) || col_path(c))
-				continue;
-			size_t w = other_weights ? rest * col_weight(c) / other_weights : rest;
-			if (w < 6)
-				w = 6;
-			out->width[c] = w > h ? w : h;
-			out->cap[c] = out->width[c];
-		}
-	}
-	/* The last column needs no padding and is never cut. */
-	if (o->n_cols)
-		out->cap[o->cols[o->n_cols - 1]] = SIZE_MAX;
 }
 
 static void term_size(struct mw_out *out)
@@ -504,8 +611,12 @@ static void table_cell(struct mw_out *out, size_t i, enum mw_col c, const char *
 	bool last = i + 1 == out->o->n_cols;
 	size_t w = table_escape(&out->line, s ? s : "", out->cap[c], out->utf8);
 
-	if (!out->tty && w > out->width[c] && !last)
-		out->width[c] = w; /* widen for the lines to come */
+	if (w > out->width[c] && !last) {
+		/* Uncut: widen for the lines to come, and after a SIGWINCH too. */
+		out->width[c] = w;
+		if (w > out->need[c])
+			out->need[c] = w;
+	}
 	if (!last) {
 		for (size_t k = w; k < out->width[c]; k++)
 			buf_add(&out->line, " ", 1);
@@ -528,6 +639,8 @@ static void print_header(struct mw_out *out)
 			table_cell(out, i, o->cols[i], h);
 		}
 	}
+	while (out->line.n && out->line.p[out->line.n - 1] == ' ')
+		out->line.p[--out->line.n] = '\0';
 	buf_add(&out->line, "\n", 1);
 	fwrite(out->line.p, 1, out->line.n, out->f);
 }
@@ -543,85 +656,101 @@ static void cell_text(const struct row *r, enum mw_col c, char *num, size_t len,
 }
 
 /*
- * On a terminal, a path wider than its column widens it, narrows the
- * others and brings a new header, so that the rows from here on line up.
+ * On a terminal, a value wider than its column lays the table out again
+ * (the column takes more of the room, if there is any to take) and, when
+ * a width changed, brings a new header so that the rows from here on line
+ * up under it.
  */
-static void fit_paths(struct mw_out *out, const struct row *r)
+static void fit_row(struct mw_out *out, const struct row *r)
 {
-	static const enum mw_col cols[] = {MW_COL_TARGET, MW_COL_OLD_TARGET};
+	const struct mw_opts *o = out->o;
+	size_t before[MW_COL__MAX];
 	bool grew = false;
 
-	for (size_t i = 0; i < 2; i++) {
-		enum mw_col c = cols[i];
-		if (!r->s[c] || r->has_num[c])
+	for (size_t i = 0; i < o->n_cols; i++) {
+		enum mw_col c = o->cols[i];
+		char num[32];
+		const char *s;
+
+		cell_text(r, c, num, sizeof(num), &s);
+		if (!s)
 			continue;
 		struct buf tmp = {0};
-		size_t w = table_escape(&tmp, r->s[c], SIZE_MAX, out->utf8);
+		size_t w = table_escape(&tmp, s, SIZE_MAX, out->utf8);
 		free(tmp.p);
-		if (w > out->width[c]) {
+		if (w > out->need[c]) {
 			out->need[c] = w;
 			grew = true;
 		}
 	}
-	if (grew) {
-		layout(out);
-		out->header_due = true;
+	if (!grew)
+		return;
+	memcpy(before, out->width, sizeof(before));
+	layout(out);
+	for (size_t i = 0; i + 1 < o->n_cols; i++)
+		if (before[o->cols[i]] != out->width[o->cols[i]])
+			out->header_due = true;
+}
+
+static void print_json(struct mw_out *out, const struct row *r)
+{
+	const struct mw_opts *o = out->o;
+
+	buf_fmt(&out->line, "{\"v\":%d", MW_JSON_SCHEMA_VERSION);
+	for (size_t i = 0; i < o->n_cols; i++) {
+		enum mw_col c = o->cols[i];
+		char key[32];
+		size_t k;
+
+		/* findmnt -J: lower case; ':' and '-' become '_' for every language's taste. */
+		for (k = 0; mw_col_name(c)[k] && k < sizeof(key) - 1; k++) {
+			char ch = mw_col_name(c)[k];
+			key[k] = ch == '-' || ch == ':' ? '_' : (char)(ch | 0x20);
+		}
+		key[k] = '\0';
+		buf_fmt(&out->line, ",\"%s\":", key);
+		if (c == MW_COL_FLAGS) {
+			/* An array of names; "synthetic" also on its own, as a bool. */
+			buf_add(&out->line, "[", 1);
+			for (const char *p = r->flags; *p;) {
+				size_t n = strcspn(p, ",");
+				buf_fmt(&out->line, "%s\"%.*s\"", p == r->flags ? "" : ",", (int)n, p);
+				p += n + (p[n] == ',');
+			}
+			buf_fmt(&out->line, "],\"synthetic\":%s",
+				r->evflags & MR_EVF_SYNTHETIC ? "true" : "false");
+		} else if (r->has_num[c]) {
+			buf_fmt(&out->line, "%llu", (unsigned long long)r->num[c]);
+		} else if (r->s[c]) {
+			json_escape(&out->line, r->s[c]);
+		} else {
+			buf_str(&out->line, "null");
+		}
 	}
+	const struct mr_event *ev = r->ev;
+	if (ev->kind == MR_EVENT_OVERRUN)
+		buf_fmt(&out->line, ",\"lost\":%llu,\"loss\":\"%s\"", (unsigned long long)ev->lost,
+			ev->flags & MR_EVF_KERNEL_LOSS ? "kernel" : "ring");
+	else if (ev->kind == MR_EVENT_RESYNC_END)
+		buf_fmt(&out->line, ",\"delivered\":%llu",
+			(unsigned long long)out->synthetic_in_resync);
+	buf_add(&out->line, "}\n", 2);
 }
 
 static int print_row(struct mw_out *out, const struct row *r)
 {
 	const struct mw_opts *o = out->o;
 
-	if (o->format == MW_FMT_TABLE && out->tty)
-		fit_paths(out, r);
+	if (o->format == MW_FMT_TABLE && out->cut)
+		fit_row(out, r);
 	if (out->header_due) {
 		out->header_due = false;
-		if (!o->noheadings && o->format != MW_FMT_JSON)
+		if (!o->noheadings && (o->format == MW_FMT_TABLE || o->format == MW_FMT_RAW))
 			print_header(out);
 	}
 	out->line.n = 0;
 	if (o->format == MW_FMT_JSON) {
-		buf_add(&out->line, "{", 1);
-		for (size_t i = 0; i < o->n_cols; i++) {
-			enum mw_col c = o->cols[i];
-			char key[32];
-			size_t k;
-
-			for (k = 0; mw_col_name(c)[k] && k < sizeof(key) - 1; k++)
-				key[k] = (char)(mw_col_name(c)[k] | 0x20); /* findmnt -J: lower case */
-			key[k] = '\0';
-			buf_fmt(&out->line, "%s\"%s\":", i ? "," : "", key);
-			if (c == MW_COL_FLAGS) {
-				/* An array of names; "synthetic" also on its own, as a bool. */
-				buf_add(&out->line, "[", 1);
-				for (const char *p = r->flags; *p;) {
-					size_t n = strcspn(p, ",");
-					buf_fmt(&out->line, "%s\"%.*s\"", p == r->flags ? "" : ",",
-						(int)n, p);
-					p += n + (p[n] == ',');
-				}
-				buf_fmt(&out->line, "],\"synthetic\":%s",
-					r->evflags & MR_EVF_SYNTHETIC ? "true" : "false");
-			} else if (r->has_num[c]) {
-				buf_fmt(&out->line, "%llu", (unsigned long long)r->num[c]);
-			} else if (r->s[c]) {
-				json_escape(&out->line, r->s[c]);
-			} else if (c == MW_COL_OLD_TARGET || c == MW_COL_OLD_OPTIONS) {
-				buf_str(&out->line, "null");
-			} else {
-				buf_str(&out->line, "\"\"");
-			}
-		}
-		const struct mr_event *ev = r->ev;
-		if (ev->kind == MR_EVENT_OVERRUN)
-			buf_fmt(&out->line, ",\"lost\":%llu,\"loss\":\"%s\"",
-				(unsigned long long)ev->lost,
-				ev->flags & MR_EVF_KERNEL_LOSS ? "kernel" : "ring");
-		else if (ev->kind == MR_EVENT_RESYNC_END)
-			buf_fmt(&out->line, ",\"delivered\":%llu",
-				(unsigned long long)out->synthetic_in_resync);
-		buf_add(&out->line, "}\n", 2);
+		print_json(out, r);
 	} else {
 		for (size_t i = 0; i < o->n_cols; i++) {
 			enum mw_col c = o->cols[i];
@@ -633,6 +762,9 @@ static int print_row(struct mw_out *out, const struct row *r)
 				if (i)
 					buf_add(&out->line, " ", 1);
 				raw_escape(&out->line, s ? s : "");
+			} else if (o->format == MW_FMT_PAIRS) {
+				buf_fmt(&out->line, "%s%s=", i ? " " : "", mw_col_name(c));
+				pairs_escape(&out->line, s ? s : "");
 			} else {
 				table_cell(out, i, c, s);
 			}
@@ -654,7 +786,11 @@ int mw_out_event(struct mw_out *out, const struct mr_event *ev)
 	struct row r;
 
 	row_event(out, &r, ev, msg, sizeof(msg));
-	return print_row(out, &r);
+	int err = print_row(out, &r);
+	free(r.source.p);
+	free(r.opts.p);
+	free(r.old_opts.p);
+	return err;
 }
 
 int mw_out_snapshot_mount(struct mw_out *out, const struct mr_event *ev, const struct mr_mount *m)
@@ -662,7 +798,10 @@ int mw_out_snapshot_mount(struct mw_out *out, const struct mr_event *ev, const s
 	struct row r;
 
 	row_mount(out, &r, ev, m);
-	return print_row(out, &r);
+	int err = print_row(out, &r);
+	free(r.source.p);
+	free(r.opts.p);
+	return err;
 }
 
 int mw_out_flush(struct mw_out *out)
@@ -679,6 +818,11 @@ void mw_out_resize(struct mw_out *out)
 	out->header_due = true;
 }
 
+void mw_out_set_watch(struct mw_out *out, const struct mw_watch *w)
+{
+	out->watch = w;
+}
+
 int mw_out_new(const struct mw_opts *o, FILE *f, struct mw_out **ret)
 {
 	struct mw_out *out = calloc(1, sizeof(*out));
@@ -689,6 +833,7 @@ int mw_out_new(const struct mw_opts *o, FILE *f, struct mw_out **ret)
 	out->o = o;
 	out->f = f;
 	out->tty = isatty(fileno(f));
+	out->cut = out->tty && !o->notruncate && o->format == MW_FMT_TABLE;
 	out->utf8 = cs && !strcmp(cs, "UTF-8");
 	term_size(out);
 	layout(out);

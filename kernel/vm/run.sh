@@ -2,7 +2,8 @@
 # Boot a kernel under qemu and run static test binaries in it, one by one.
 #
 #   kernel/vm/run.sh --kernel BZIMAGE [--timeout S] [--memory MB] [--smp N]
-#                    [--accel tcg|kvm|auto] [--log FILE] TEST_BINARY...
+#                    [--accel tcg|kvm|auto] [--log FILE] [--file PATH]...
+#                    [--host-file PATH]... TEST_BINARY...
 #
 # Each binary is copied into an initramfs (with busybox-static) and run as
 # root in the guest with no arguments, in the order given; its exit status is
@@ -11,7 +12,10 @@
 # warning, BUG, KASAN report or lockdep splat; 77 if every test skipped.  The guest's console log is
 # kept (--log, default under $TMPDIR) and its tail printed on failure.
 #
-# Any statically linked program works, so library tests can run here too.
+# Any statically linked program works, so library tests can run here too;
+# so does a script for /bin/busybox sh.  --file copies a program or file the
+# tests use into /tests beside them without running it; --host-file copies
+# one to the same absolute path (a dynamic program's loader and libraries).
 set -euo pipefail
 
 usage() {
@@ -26,6 +30,8 @@ smp=2
 accel=${MR_VM_ACCEL:-tcg}
 log=
 tests=()
+files=()
+host_files=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) kernel=$2; shift 2 ;;
@@ -34,6 +40,8 @@ while [ $# -gt 0 ]; do
 	--smp) smp=$2; shift 2 ;;
 	--accel) accel=$2; shift 2 ;;
 	--log) log=$2; shift 2 ;;
+	--file) files+=("$2"); shift 2 ;;
+	--host-file) host_files+=("$2"); shift 2 ;;
 	-h|--help) usage ;;
 	--) shift; tests+=("$@"); break ;;
 	-*) echo "run.sh: unknown option $1" >&2; usage ;;
@@ -82,6 +90,13 @@ for t in "${tests[@]}"; do
 	names+=("$n")
 done
 printf '%s\n' "${names[@]}" >"$root/tests/list"
+for f in ${files[@]+"${files[@]}"}; do
+	cp "$f" "$root/tests/"
+done
+for f in ${host_files[@]+"${host_files[@]}"}; do
+	mkdir -p "$root$(dirname "$f")"
+	cp -L "$f" "$root$f"
+done
 
 # Markers are parsed below; everything else on the console is the log.
 cat >"$root/init" <<'EOF'

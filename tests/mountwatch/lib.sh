@@ -33,10 +33,10 @@ mw_cleanup() {
 	rm -rf "$MW_WORK"
 }
 
-# Skips when the kernel lacks the source ($1): mountwatch exits 38 (ENOSYS).
+# Skips when the kernel lacks the source ($1): mountwatch exits 5.
 mw_need_source() {
 	"$MW" --source "$1" --timeout 0 >/dev/null 2>"$MW_WORK/probe.err"
-	[ $? = 38 ] && skip "source $1: $(head -n1 "$MW_WORK/probe.err")"
+	[ $? = 5 ] && skip "source $1: $(head -n1 "$MW_WORK/probe.err")"
 	return 0
 }
 
@@ -47,7 +47,7 @@ mw_start() {
 	"$MW" "$@" >"$out" 2>"$out.err" &
 	MW_PID=$!
 	for _ in $(seq 100); do
-		grep -q '^mountwatch: ready' "$out.err" && return 0
+		grep -qs '^mountwatch: ready' "$out.err" && return 0
 		kill -0 "$MW_PID" 2>/dev/null || break
 		sleep 0.05
 	done

@@ -27,10 +27,11 @@ mount -t tmpfs mw-s "$R/s" && mount --make-shared "$R/s" && mount --bind "$R/s" 
 mw_start "$OUT" --json --source "$SRC" --subtree "$R"
 
 # One line per event: action target old-target options old-options, with
-# ROOT written as R.
+# ROOT written as R.  tmpfs shows inode64 where the kernel makes it the
+# default (Debian's own kernels): not what this test is about.
 summary() {
-	jq -r '[.action, .target, (."old-target" // "-"), .options,
-		(."old-options" // "-")] | join(" ")' "$OUT" | sed "s|$R|R|g"
+	jq -r '[.kind, .target, (.old_target // "-"), .options,
+		(.old_options // "-")] | join(" ")' "$OUT" | sed "s|$R|R|g; s|,inode64||g"
 }
 
 n=0

@@ -49,21 +49,48 @@ test_ns() {
 		fail "--ns $how reported: $(cat "$out")"
 	local ns=$(jq -r .ns "$out")
 	[ "$ns" != "$SELF_NS" ] || fail "--ns $how: event carries our namespace's ID"
-	grep -q "watching mount namespace $ns (--ns" "$out.err" || fail "--ns $how: not announced"
+	grep -q "watching mount namespace $ns (id [0-9]*, --ns" "$out.err" || fail "--ns $how: not announced"
 	echo "$ns"
 }
 NS1=$(test_ns "$C1" pid) || fail "--ns PID: $NS1"
 NS1b=$(test_ns "/proc/$C1/ns/mnt" path) || fail "--ns PATH: $NS1b"
 [ "$NS1" = "$NS1b" ] || fail "--ns PID and --ns PATH disagree: $NS1 vs $NS1b"
+# NS is the namespace as lsns and /proc/PID/ns/mnt name it: the nsfs inode.
+[ "$NS1" = "$(stat -L -c %i "/proc/$C1/ns/mnt")" ] || fail "NS $NS1 is not the nsfs inode"
+
+# --ns PID: when PID exits while another process of its namespace lives
+# on, the watch follows that one; when the last one exits, the end of the
+# namespace is said and the watch ends with exit code 6.
+A=$(new_ns)
+nsenter -t "$A" -m sleep 300 >/dev/null 2>&1 &
+B=$!
+CHILDREN+=("$B")
+for _ in $(seq 100); do
+	[ "$(readlink /proc/$B/ns/mnt)" = "$(readlink /proc/$A/ns/mnt)" ] && break
+	sleep 0.02
+done
+mw_start "$W/end" --json --source "$SRC" --subtree "$R" --ns "$A"
+kill "$A"
+for _ in $(seq 100); do grep -q "following pid $B" "$W/end.err" && break; sleep 0.05; done
+grep -q "pid $A exited; following pid $B" "$W/end.err" || fail "--ns: exit of $A: $(cat "$W/end.err")"
+nsenter -t "$B" -m mount -t tmpfs b "$R/c1"
+mw_wait_lines "$W/end" 1 || fail "--ns: nothing after following pid $B"
+kill "$B"
+wait "$MW_PID"
+rc=$?
+MW_PID=
+[ $rc = 6 ] || fail "--ns: the namespace ended: exit $rc, want 6: $(cat "$W/end.err")"
+grep -q "mount namespace [0-9]* ended: pid $B, its last process, exited" "$W/end.err" ||
+	fail "--ns: end not said: $(cat "$W/end.err")"
 
 # --all-namespaces: ours, C1's, and one that appears while we watch.
 OUT=$W/all
 mw_start "$OUT" --json --source "$SRC" --subtree "$R" --all-namespaces --rescan-interval 100
-grep -q "watching mount namespace $SELF_NS " "$OUT.err" || fail "-A: own namespace missing"
+grep -q "watching mount namespace $SELF_NS " "$OUT.err" || fail "-A: own namespace missing: $(grep -v "^mountwatch: watching" "$OUT.err")"
 grep -q "watching mount namespace $NS1 " "$OUT.err" || fail "-A: C1's namespace missing"
 C2=$(new_ns)
 for _ in $(seq 100); do
-	NS2=$(sed -n "s/^mountwatch: watching mount namespace \([0-9]*\) (new, pid $C2)$/\1/p" "$OUT.err")
+	NS2=$(sed -n "s/^mountwatch: watching mount namespace \([0-9]*\) (id [0-9]*, new, pid $C2)$/\1/p" "$OUT.err")
 	[ -n "$NS2" ] && break
 	sleep 0.05
 done
@@ -83,4 +110,4 @@ mw_stop
 printf '%s\n' "mount $R/c1 $NS1" "mount $R/c2 $NS2" "mount $R/self $SELF_NS" >"$W/want"
 jq -r '.action + " " + .target + " " + (.ns|tostring)' "$OUT" | sort | diff -u "$W/want" - ||
 	fail "-A: events or their namespaces differ"
-echo "PASS: source $SRC: --ns PID/PATH ($NS1), -A picked up $NS2 and dropped it"
+echo "PASS: source $SRC: --ns PID/PATH ($NS1, the nsfs inode), --ns PID followed and its end said, -A picked up $NS2 and dropped it"

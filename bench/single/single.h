@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * single_change: what one change costs each watcher on a big, quiet mount
+ * table.  The driver (single_change.c) builds N mounts in a private mount
+ * namespace, starts one watcher at a time in a child process, makes one
+ * change at a time and waits for the watcher to hold it; each watcher
+ * (watchers.c) reports what it saw through a shared page.
+ */
+#ifndef SINGLE_H
+#define SINGLE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* What a watcher tells the driver, in memory shared across fork(). */
+struct seen {
+	_Atomic int ready;          /* the watcher read the table and waits */
+	_Atomic uint64_t count;     /* changes (lines, events) it holds */
+	_Atomic uint64_t last_ns;   /* CLOCK_MONOTONIC when it took the last one */
+	_Atomic uint64_t syscalls;  /* syscalls its library counted, if it has one */
+};
+
+enum watcher {
+	W_FLOOR,     /* fanotify record -> statmount -> a line: the least any watcher does */
+	W_FANOTIFY,  /* mountrouter, fanotify source, a subscriber asking for every kind */
+	W_FANOTIFY_1T, /* the same, router and subscriber on one thread (mr_router_dispatch) */
+	W_FANOTIFY_TOPO, /* one thread, a subscriber asking for mount, umount and move only */
+	W_LISTMOUNT, /* mountrouter, listmount source */
+	W_MOUNTINFO, /* mountrouter, mountinfo source */
+	W_POLLER,    /* POLLPRI, re-read mountinfo, diff lines by ID */
+	W_FINDMNT,   /* util-linux findmnt --poll */
+	W__N,
+};
+
+extern const char *const watcher_name[W__N];
+
+/* Runs watcher @w in this (child) process until killed; @root: the subtree. */
+void watcher_run(enum watcher w, const char *root, struct seen *seen);
+/* 0 if watcher @w can run here, else -errno (the reason it is left out). */
+int watcher_probe(enum watcher w);
+
+uint64_t now_ns(void);
+
+#endif

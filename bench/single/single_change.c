@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * single_change: what one change costs on a big, quiet mount table.
+ *
+ *   single_change [--mounts 1000,3000,10000,30000] [--changes 40]
+ *                 [--interval-ms 30] [--findmnt-max 3000] [--json FILE]
+ *
+ * In a private mount namespace (tmpfs root under /tmp), for each table size
+ * N: N tmpfs mounts, then for each watcher (watchers.c), in a child process
+ * of its own: --changes probes mounted one at a time, each waited for until
+ * the watcher holds it, then moved, bind-mounted, remounted read-only,
+ * changed with mount_setattr(2) and unmounted, the same way.  Per watcher,
+ * table size and kind of change: the CPU time of all the watcher's threads
+ * per change (from /proc/PID/task/TID/schedstat, nanoseconds), the
+ * syscalls its library counted per change, and the latency from the
+ * syscall's return to the watcher holding the change (p50, p99).  The
+ * floor watcher sees only attach and detach, as fanotify does.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mountrouter-uapi.h"
+#include "single.h"
+
+enum kind { K_MOUNT, K_MOVE, K_BIND, K_RO, K_SETATTR, K_UMOUNT, K_UMOUNT_BIND, K__N };
+static const char *const kind_name[K__N] = {"mount", "move", "bind", "ro remount", "setattr",
+					    "umount", "umount bind"};
+/* Which kinds a watcher can see at all. */
+static bool sees(enum watcher w, enum kind k)
+{
+	return (w != W_FLOOR && w != W_FANOTIFY_TOPO) || (k != K_RO && k != K_SETATTR);
+}
+
+static char root[64];
+static unsigned changes = 40, interval_ms = 30, findmnt_max = 3000;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "single_change: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void at(char *buf, size_t len, const char *fmt, unsigned i)
+{
+	int n = snprintf(buf, len, "%s/", root);
+	snprintf(buf + n, len - (size_t)n, fmt, i);
+}
+
+/* CPU time of every thread of @pid, in ns. */
+static uint64_t cpu_ns(pid_t pid)
+{
+	char path[64], line[128];
+	uint64_t total = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", (int)pid, e->d_name);
+		FILE *f = fopen(path, "r");
+		if (f && fgets(line, sizeof(line), f))
+			total += strtoull(line, NULL, 10);
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return total;
+}
+
+/* findmnt is the watcher's child: count its CPU too. */
+static uint64_t tree_cpu_ns(pid_t pid)
+{
+	char path[64], buf[256];
+	uint64_t total = cpu_ns(pid);
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	FILE *f = fopen(path, "r");
+	if (f) {
+		while (fscanf(f, "%255s", buf) == 1)
+			total += cpu_ns((pid_t)atoi(buf));
+		fclose(f);
+	}
+	return total;
+}
+
+static int op(enum kind k, unsigned i)
+{
+	char a[512], b[512];
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID};
+
+	switch (k) {
+	case K_MOUNT:
+		at(a, sizeof(a), "probe/%u", i);
+		return mount("probe", a, "tmpfs", 0, "size=64k");
+	case K_MOVE:
+		at(a, sizeof(a), "probe/%u", i);
+		at(b, sizeof(b), "moved/%u", i);
+		return mount(a, b, NULL, MS_MOVE, NULL);
+	case K_BIND:
+		at(a, sizeof(a), "fill/%u", i);
+		at(b, sizeof(b), "bind/%u", i);
+		return mount(a, b, NULL, MS_BIND, NULL);
+	case K_RO:
+		at(a, sizeof(a), "moved/%u", i);
+		return mount(NULL, a, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL);
+	case K_SETATTR:
+		at(a, sizeof(a), "moved/%u", i);
+		return (int)syscall(SYS_mount_setattr, -1, a, 0, &attr, sizeof(attr));
+	case K_UMOUNT:
+		at(a, sizeof(a), "moved/%u", i);
+		return umount2(a, 0);
+	case K_UMOUNT_BIND:
+		at(a, sizeof(a), "bind/%u", i);
+		return umount2(a, 0);
+	default:
+		return -1;
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+struct cell {
+	bool ran;
+	unsigned n, missed;
+	double cpu_us, syscalls, p50_us, p99_us;
+};
+
+/* One kind of change, --changes times, for the watcher in @pid. */
+static struct cell measure(enum watcher w, pid_t pid, struct seen *seen, enum kind k)
+{
+	uint64_t lat[changes];
+	struct cell c = {.ran = true};
+	uint64_t cpu0 = tree_cpu_ns(pid), sys0 = atomic_load(&seen->syscalls);
+
+	for (unsigned i = 0; i < changes; i++) {
+		uint64_t before = atomic_load(&seen->count);
+		if (op(k, i) < 0)
+			die(kind_name[k]);
+		uint64_t t = now_ns(), deadline = t + 5000000000ull;
+		bool got = false;
+		if (sees(w, k)) {
+			while (now_ns() < deadline) {
+				if (atomic_load(&seen->count) > before) {
+					got = true;
+					break;
+				}
+				usleep(20);
+			}
+		}
+		/* Seen before the syscall returned (a detach is posted first): 0. */
+		if (got) {
+			uint64_t at = atomic_load(&seen->last_ns);
+			lat[c.n++] = at > t ? at - t : 0;
+		}
+		else if (sees(w, k))
+			c.missed++;
+		/* Quiet between changes: whatever the watcher does after, it does now. */
+		usleep(interval_ms * 1000);
+	}
+	c.cpu_us = (double)(tree_cpu_ns(pid) - cpu0) / 1e3 / changes;
+	c.syscalls = (double)(atomic_load(&seen->syscalls) - sys0) / changes;
+	if (c.n) {
+		qsort(lat, c.n, sizeof(lat[0]), cmp_u64);
+		c.p50_us = (double)lat[c.n / 2] / 1e3;
+		c.p99_us = (double)lat[(c.n * 99) / 100 < c.n ? (c.n * 99) / 100 : c.n - 1] / 1e3;
+	}
+	return c;
+}
+
+static void mkdirs(const char *fmt, unsigned n)
+{
+	char p[512];
+
+	for (unsigned i = 0; i < n; i++) {
+		at(p, sizeof(p), fmt, i);
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			die("mkdir");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"mounts", required_argument, 0, 'm'},     {"changes", required_argument, 0, 'c'},
+		{"interval-ms", required_argument, 0, 'i'}, {"findmnt-max", required_argument, 0, 'f'},
+		{"json", required_argument, 0, 'j'},       {"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0}};
+	unsigned sizes[16] = {1000, 3000, 10000, 30000}, n_sizes = 4;
+	const char *json = NULL;
+	int o;
+
+	while ((o = getopt_long(argc, argv, "m:c:i:f:j:h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'm':
+			n_sizes = 0;
+			for (char *s = strtok(optarg, ","); s && n_sizes < 16; s = strtok(NULL, ","))
+				sizes[n_sizes++] = (unsigned)strtoul(s, NULL, 10);
+			break;
+		case 'c':
+			changes = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'i':
+			interval_ms = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'f':
+			findmnt_max = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'j':
+			json = optarg;
+			break;
+		default:
+			fprintf(stderr, "usage: single_change [--mounts N,N..] [--changes N] "
+					"[--interval-ms MS] [--findmnt-max N] [--json FILE]\n");
+			return o == 'h' ? 0 : 2;
+		}
+	}
+	if (!changes || changes > 100000 || !n_sizes) {
+		fprintf(stderr, "single_change: --changes must be 1..100000\n");
+		return 2;
+	}
+
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		die("private mount namespace");
+	strcpy(root, "/tmp/single_change.XXXXXX");
+	if (!mkdtemp(root) || mount("single", root, "tmpfs", 0, "size=64m") < 0)
+		die("tmpfs root");
+	char p[512];
+	for (const char *d = "fill\0probe\0moved\0bind\0"; *d; d += strlen(d) + 1) {
+		snprintf(p, sizeof(p), "%s/%s", root, d);
+		mkdir(p, 0755);
+	}
+	unsigned biggest = 0;
+	for (unsigned s = 0; s < n_sizes; s++)
+		biggest = sizes[s] > biggest ? sizes[s] : biggest;
+	mkdirs("fill/%u", biggest);
+	mkdirs("probe/%u", changes);
+	mkdirs("moved/%u", changes);
+	mkdirs("bind/%u", changes);
+
+	bool usable[W__N];
+	for (int w = 0; w < W__N; w++) {
+		int err = watcher_probe((enum watcher)w);
+		usable[w] = err == 0;
+		if (err)
+			fprintf(stderr, "single_change: %s left out: %s\n", watcher_name[w],
+				strerror(-err));
+	}
+
+	struct seen *seen = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+				 -1, 0);
+	FILE *js = json ? fopen(json, "w") : NULL;
+	if (seen == MAP_FAILED || (json && !js))
+		die("setup");
+	unsigned built = 0;
+	printf("| mounts | watcher | kind | CPU us/change | syscalls/change | latency p50 us | p99 us | missed |\n");
+	printf("|---:|---|---|---:|---:|---:|---:|---:|\n");
+	for (unsigned s = 0; s < n_sizes; s++) {
+		for (; built < sizes[s]; built++) {
+			at(p, sizeof(p), "fill/%u", built);
+			if (mount("fill", p, "tmpfs", 0, "size=16k") < 0)
+				die("fill mount");
+		}
+		for (int w = 0; w < W__N; w++) {
+			if (!usable[w] || (w == W_FINDMNT && sizes[s] > findmnt_max))
+				continue;
+			memset(seen, 0, sizeof(*seen));
+			pid_t pid = fork();
+			if (pid < 0)
+				die("fork");
+			if (pid == 0) {
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				watcher_run((enum watcher)w, root, seen);
+			}
+			for (int t = 0; t < 60000 && !atomic_load(&seen->ready); t++)
+				usleep(1000);
+			usleep(100000); /* past start-up work: the table read, a first pass */
+			for (int k = 0; k < K__N; k++) {
+				struct cell c = measure((enum watcher)w, pid, seen, (enum kind)k);
+				if (!sees((enum watcher)w, (enum kind)k)) {
+					printf("| %u | %s | %s | %.1f | | | | n/a |\n", sizes[s],
+					       watcher_name[w], kind_name[k], c.cpu_us);
+				} else {
+					printf("| %u | %s | %s | %.1f | %.1f | %.1f | %.1f | %u |\n",
+					       sizes[s], watcher_name[w], kind_name[k], c.cpu_us,
+					       c.syscalls, c.p50_us, c.p99_us, c.missed);
+				}
+				fflush(stdout);
+				if (js)
+					fprintf(js,
+						"{\"mounts\":%u,\"watcher\":\"%s\",\"kind\":\"%s\","
+						"\"sees\":%s,\"cpu_us\":%.2f,\"syscalls\":%.2f,"
+						"\"p50_us\":%.2f,\"p99_us\":%.2f,\"missed\":%u}\n",
+						sizes[s], watcher_name[w], kind_name[k],
+						sees((enum watcher)w, (enum kind)k) ? "true" : "false",
+						c.cpu_us, c.syscalls, c.p50_us, c.p99_us, c.missed);
+			}
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			/* The probes back where the next watcher expects them: unmounted. */
+		}
+	}
+	if (js)
+		fclose(js);
+	return 0;
+}
