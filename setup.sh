@@ -18,6 +18,8 @@ packages=(
 	xz-utils kmod
 	# tests: the --json schema check, the Debian source package build and lintian
 	python3-jsonschema debhelper dpkg-dev fakeroot lintian
+	# the ABI check (tests/abi/check-abi.sh): abidw, abidiff
+	abigail-tools
 )
 
 missing=()

@@ -268,7 +268,7 @@ int main(int argc, char **argv)
 					 .kinds = MR_KIND(MR_EVENT_MOUNT) | MR_KIND(MR_EVENT_UNMOUNT),
 					 .capacity = 1024};
 		struct router *c = &rs[nr];
-		int err = mr_router_new(&c->r, &o);
+		int err = mr_router_new(&o, &c->r);
 		if (err < 0) {
 			fprintf(stderr, "attach_detach: source %s: %s\n", tok, strerror(-err));
 			return err == -ENOSYS ? 77 : 1;
@@ -335,7 +335,7 @@ int main(int argc, char **argv)
 		       "per change, %llu changes seen)\n",
 		       rs[i].source, us, poll_us / us, (double)(st.syscalls - rs[i].syscalls0) / changes,
 		       (unsigned long long)atomic_load(&rs[i].seen));
-		mr_sub_free(rs[i].s);
+		mr_unsubscribe(rs[i].s);
 		mr_router_free(rs[i].r);
 	}
 	umount2(root, MNT_DETACH);

@@ -4,11 +4,11 @@
 #include <string.h>
 
 #include "fixture.h"
-#include "internal.h"
+#include "../librouter/testing.h"
 
 struct bench_route {
 	mr_router *r;
-	struct mr__ns *ns;
+	struct mr__testing_ns *ns;
 	struct mr_sub **subs;
 	size_t n_subs;
 	struct mr__mount *rec[2]; /* the mount as two alternating states */
@@ -16,30 +16,16 @@ struct bench_route {
 	uint64_t taken;
 };
 
-static struct bench_route *current;
-
 /* The source's lookup: the next state of the mount, from memory. */
-static int lookup(struct mr__ns *ns, uint64_t id, struct mr__mount **ret)
+static int lookup(void *arg, uint64_t id, struct mr__mount **ret)
 {
-	(void)ns;
+	struct bench_route *b = arg;
+
 	(void)id;
-	current->flip ^= 1;
-	*ret = mr__mount_ref(current->rec[current->flip]);
+	b->flip ^= 1;
+	*ret = mr__testing_mount_ref(b->rec[b->flip]);
 	return 0;
 }
-
-static int no_table(struct mr__ns *ns, struct mr__table *t)
-{
-	(void)ns;
-	(void)t;
-	return 0;
-}
-
-static const struct mr__source_ops memory_source = {
-	.name = "memory",
-	.lookup = lookup,
-	.read_table = no_table,
-};
 
 static void path_of_depth(char *out, size_t len, unsigned depth, const char *tail)
 {
@@ -56,22 +42,20 @@ struct bench_route *bench_route_new(size_t subs, size_t matching, unsigned depth
 	struct mr_opts o = {.size = sizeof(o), .flags = MR_OPT_NO_SELF_NS, .source = "mountinfo"};
 	char path[512];
 
-	if (mr_router_new(&b->r, &o) < 0)
+	if (mr_router_new(&o, &b->r) < 0 || mr__testing_ns_new(b->r, lookup, b, &b->ns) < 0)
 		abort();
-	b->ns = mr__calloc(1, sizeof(*b->ns));
-	b->ns->r = b->r;
-	b->ns->ops = &memory_source;
-	mr__mirror_init(&b->ns->mirror);
-	mr__trie_new(&b->ns->trie);
 
 	path_of_depth(path, sizeof(path), depth, "");
 	for (int i = 0; i < 2; i++) {
 		struct mr_mount f = {.id = 42, .parent_id = 1, .path = path, .root = "/",
 				     .source = "bench", .fstype = "tmpfs",
 				     .options = i ? "rw,nosuid" : "rw", .attr = i ? 2 : 0};
-		b->rec[i] = mr__mount_new(&f, 0, 0, 0);
+		b->rec[i] = mr__testing_mount_new(&f);
+		if (!b->rec[i])
+			abort();
 	}
-	mr__mirror_put(&b->ns->mirror, mr__mount_ref(b->rec[0]));
+	if (mr__testing_ns_put(b->ns, mr__testing_mount_ref(b->rec[0])) < 0)
+		abort();
 
 	b->subs = calloc(subs, sizeof(*b->subs));
 	b->n_subs = subs;
@@ -84,21 +68,15 @@ struct bench_route *bench_route_new(size_t subs, size_t matching, unsigned depth
 				      (snprintf(path, sizeof(path), "/other%zu", i), path));
 		struct mr_sub_opts so = {.size = sizeof(so), .subtree = prefix[0] ? prefix : "/",
 					 .capacity = 1u << 16};
-		if (mr__sub_alloc(b->r, &so, &b->subs[i]) < 0)
+		if (mr__testing_ns_subscribe(b->ns, &so, &b->subs[i]) < 0)
 			abort();
-		b->subs[i]->ns = b->ns;
-		b->subs[i]->attached = true;
-		mr__trie_add(b->ns->trie, b->subs[i]->prefix, b->subs[i]);
 	}
-	current = b;
 	return b;
 }
 
 void bench_route_one(struct bench_route *b)
 {
-	struct mr__change c = {.kind = MR__CHANGE_SETATTR, .mnt_id = 42};
-
-	mr__router_change(b->ns, &c);
+	mr__testing_ns_change(b->ns, MR_EVENT_ATTR, 42);
 }
 
 uint64_t bench_route_drain(struct bench_route *b)
@@ -124,15 +102,11 @@ uint64_t bench_route_delivered(const struct bench_route *b)
 void bench_route_free(struct bench_route *b)
 {
 	bench_route_drain(b);
-	for (size_t i = 0; i < b->n_subs; i++) {
-		mr__trie_remove(b->ns->trie, b->subs[i]->prefix, b->subs[i]);
-		mr__sub_destroy(b->subs[i]);
-	}
-	mr__trie_free(b->ns->trie);
-	mr__mirror_free(&b->ns->mirror);
-	mr__free(b->ns);
-	mr__mount_unref(b->rec[0]);
-	mr__mount_unref(b->rec[1]);
+	for (size_t i = 0; i < b->n_subs; i++)
+		mr__testing_ns_unsubscribe(b->ns, b->subs[i]);
+	mr__testing_ns_free(b->ns);
+	mr__testing_mount_unref(b->rec[0]);
+	mr__testing_mount_unref(b->rec[1]);
 	mr_router_free(b->r);
 	free(b->subs);
 	free(b);
@@ -143,12 +117,6 @@ struct bench_trie {
 	char (*paths)[256];
 	size_t n_paths;
 };
-
-static void count(struct mr_sub *s, void *arg)
-{
-	(void)s;
-	(*(size_t *)arg)++;
-}
 
 /*
  * A container host's subscriptions: one container per four subscriptions,
@@ -165,11 +133,12 @@ struct bench_trie *bench_trie_new(size_t subs, unsigned depth)
 	size_t containers = subs / 4 ? subs / 4 : 1;
 
 	(void)depth;
-	mr__trie_new(&b->t);
+	if (mr__testing_trie_new(&b->t) < 0)
+		abort();
 	for (size_t i = 0; i < subs; i++) {
 		char p[256];
 		snprintf(p, sizeof(p), "/var/lib/containers/ctr%zu%s", i / 4, tails[i % 4]);
-		mr__trie_add(b->t, p, (struct mr_sub *)(uintptr_t)((i + 1) * 16));
+		mr__testing_trie_add(b->t, p, (void *)(uintptr_t)((i + 1) * 16));
 	}
 	b->n_paths = 1024;
 	b->paths = calloc(b->n_paths, sizeof(*b->paths));
@@ -181,16 +150,12 @@ struct bench_trie *bench_trie_new(size_t subs, unsigned depth)
 
 size_t bench_trie_match(struct bench_trie *b, size_t i)
 {
-	const char *p = b->paths[i % b->n_paths];
-	size_t n = 0;
-
-	mr__trie_match(b->t, p, strlen(p), count, &n);
-	return n;
+	return mr__testing_trie_count(b->t, b->paths[i % b->n_paths]);
 }
 
 void bench_trie_free(struct bench_trie *b)
 {
-	mr__trie_free(b->t);
+	mr__testing_trie_free(b->t);
 	free(b->paths);
 	free(b);
 }

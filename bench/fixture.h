@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The routing path, set up in C against the library's internals so the
- * C++ benchmark shim never sees them.  No syscalls on the measured path:
- * the namespace's source looks mounts up from memory.
+ * The routing path, set up in C through the library's test-only surface
+ * (librouter/testing.h) so the C++ benchmark shim never sees it.  No
+ * syscalls on the measured path: the namespace's source looks mounts up
+ * from memory.
  */
 #ifndef MR_BENCH_FIXTURE_H
 #define MR_BENCH_FIXTURE_H

@@ -423,7 +423,7 @@ static int end_container(struct manager *mg, struct ctr *c, bool quiet)
 		return err;
 	if (c->ns_id)
 		mr_router_remove_ns(mg->r, c->ns_id);
-	mr_sub_free(c->sub);
+	mr_unsubscribe(c->sub);
 	c->sub = NULL;
 	waitpid(c->pid, &status, 0);
 	if (!quiet)
@@ -591,7 +591,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	/* Only the containers' namespaces: not our own. */
-	if ((err = mr_router_new(&mg.r, &ro)) < 0) {
+	if ((err = mr_router_new(&ro, &mg.r)) < 0) {
 		fprintf(stderr, "container-manager: mr_router_new: %s\n", strerror(-err));
 		goto out;
 	}

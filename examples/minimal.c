@@ -19,7 +19,7 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if ((err = mr_router_new(&r, NULL)) < 0 || (err = mr_subscribe(r, &so, &s)) < 0)
+	if ((err = mr_router_new(NULL, &r)) < 0 || (err = mr_subscribe(r, &so, &s)) < 0)
 		goto out;
 	printf("watching %s through %s\n", so.subtree, mr_router_source(r));
 	/* One thread: the router's work and the subscriber's reads take turns. */
@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 out:
 	if (err != -EINTR)
 		fprintf(stderr, "minimal: %s\n", strerror(-err));
-	mr_sub_free(s); /* the subscription before the router it belongs to */
+	mr_unsubscribe(s); /* the subscription before the router it belongs to */
 	mr_router_free(r);
 	return err != -EINTR;
 }

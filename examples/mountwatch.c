@@ -93,7 +93,7 @@ struct mw {
 
 static bool is_change(uint32_t kind)
 {
-	return kind < MR_EVENT__MAX && (MR_KIND(kind) & MR_KINDS_ALL);
+	return kind < MR_KIND_LIMIT && (MR_KIND(kind) & MR_KINDS_ALL);
 }
 
 static int print_snapshot(struct mw *m, const struct mr_event *ev)
@@ -346,7 +346,7 @@ int main(int argc, char **argv)
 		.flags = m.o.n_ns_args || m.o.all_namespaces ? MR_OPT_NO_SELF_NS : 0,
 		.source = m.o.source,
 	};
-	err = mr_router_new(&m.r, &ro);
+	err = mr_router_new(&ro, &m.r);
 	if (err < 0) {
 		/* One line: what failed, and what to do about it. */
 		if (err == -ENOSYS || err == -EOPNOTSUPP)

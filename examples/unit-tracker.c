@@ -515,7 +515,7 @@ int main(int argc, char **argv)
 	}
 
 	uint64_t t0 = cpu_ns();
-	if ((err = mr_router_new(&tk.r, &ro)) < 0) {
+	if ((err = mr_router_new(&ro, &tk.r)) < 0) {
 		fprintf(stderr, "unit-tracker: mr_router_new: %s\n", strerror(-err));
 		goto out;
 	}
@@ -623,7 +623,7 @@ int main(int argc, char **argv)
 	free(fr.u);
 out:
 	/* Shutdown order: the subscription, then the router; our own state last. */
-	mr_sub_free(tk.sub);
+	mr_unsubscribe(tk.sub);
 	mr_router_free(tk.r);
 	table_free(&tk.by_events);
 	table_free(&tk.by_reread);

@@ -9,8 +9,21 @@
  * single-producer/single-consumer ring.
  *
  * Conventions: functions return 0 (or a count) on success and -errno on
- * failure; out-parameters are named ret_* and are left untouched on
- * failure; every free/unref accepts NULL.  The library never prints.
+ * failure; out-parameters are named ret_*, come last and are left untouched
+ * on failure; every free/unref accepts NULL.  The library never prints.
+ *
+ * Each function below states its contract in three words:
+ *   Threads:   who may call it, and alongside which other calls.
+ *   Progress:  wait-free (a bounded number of its own steps, whatever other
+ *              threads do), lock-based (may wait for a mutex held only by
+ *              other API callers, never by the router thread), or blocking
+ *              (sleeps in the kernel).
+ *   Lifetime:  what the call creates or ends, and how long what it returns
+ *              stays valid.
+ * "The router thread" is the thread of mr_router_start(), or whichever
+ * thread calls mr_router_dispatch().  A call stated "any thread" may run
+ * alongside the router thread and other such calls, but never alongside
+ * mr_router_free() of the same router.
  */
 #ifndef MOUNTROUTER_H
 #define MOUNTROUTER_H
@@ -47,8 +60,13 @@ enum mr_event_kind {
 	MR_EVENT_RESYNC_BEGIN,  /* synthetic events follow until RESYNC_END */
 	MR_EVENT_RESYNC_END,
 	MR_EVENT_SNAPSHOT,      /* the subscriber's whole subtree: mounts[] */
-	MR_EVENT__MAX
 };
+
+/*
+ * Every kind, present and future, is below this: a kind is a bit of the
+ * 32-bit mask MR_KIND() builds.  Arrays indexed by kind can use it.
+ */
+#define MR_KIND_LIMIT 32u
 
 /* Bit for a kind in a subscription's kind mask. */
 #define MR_KIND(k) (1u << (k))
@@ -99,7 +117,9 @@ struct mr_event {
 	uint64_t mnt_id;     /* 64-bit unique mount ID (the mountinfo source: mountinfo's
 				32-bit ID, all that file shows), 0 for markers */
 	uint64_t parent_id;
-	uint64_t ns_id;      /* mount namespace ID (NS_GET_MNTNS_ID) */
+	uint64_t ns_id;      /* mount namespace ID (NS_GET_MNTNS_ID), as
+				mr_router_add_ns_*() gave it; events queued
+				before mr_router_remove_ns() keep it */
 	uint64_t seq;        /* router-wide sequence number, strictly increasing */
 	uint64_t time_ns;    /* CLOCK_MONOTONIC when the router read the change */
 	uint64_t lost;       /* OVERRUN: number of changes this subscriber missed */
@@ -123,13 +143,27 @@ struct mr_event {
 	const struct mr_mount *mount, *old_mount;
 };
 
-/* Returns a static lower-case name ("mount", "unmount", ...) or "unknown". */
+/*
+ * Returns a static lower-case name ("mount", "unmount", ...) or "unknown".
+ * Threads: any.  Progress: wait-free.  Lifetime: the string is static.
+ */
 MR_EXPORT const char *mr_event_kind_name(uint32_t kind);
 
-/* Parses a kind name (also findmnt's "umount", "remount") into *ret_kind. */
+/*
+ * Parses a kind name (also findmnt's "umount", "remount") into *ret_kind.
+ * Returns 0 or -EINVAL for an unknown name.
+ * Threads: any.  Progress: wait-free.
+ */
 MR_EXPORT int mr_event_kind_parse(const char *name, uint32_t *ret_kind);
 
-/* Drops the caller's reference to an event received with mr_sub_next(). */
+/*
+ * Drops the caller's reference to an event received with mr_sub_next();
+ * each event received is released exactly once.
+ * Threads: any (not necessarily the one that received it).
+ * Progress: wait-free, but the last reference frees the event's memory.
+ * Lifetime: an event and its strings stay valid until this call, even after
+ * its subscription is ended or its router freed.
+ */
 MR_EXPORT void mr_event_unref(const struct mr_event *ev);
 
 /* ---- router ---- */
@@ -138,25 +172,45 @@ MR_EXPORT void mr_event_unref(const struct mr_event *ev);
 #define MR_OPT_NO_SELF_NS (1u << 0) /* do not watch the caller's namespace */
 
 struct mr_opts {
-	size_t size;          /* sizeof(struct mr_opts), for extension */
+	size_t size;          /* sizeof(struct mr_opts); layouts ending at
+				 'source' are accepted too */
 	unsigned flags;       /* MR_OPT_* */
-	const char *source;   /* "auto" (NULL), "watch_mount", "fanotify", "listmount",
-			       * "mountinfo" */
-	unsigned queue_notes; /* watch_mount: notification pipe slots, 1..512 (0: 256) */
-	unsigned batch;       /* reads submitted per io_uring_enter, 1..4096 (0: 64) */
+	const char *source;   /* NULL or "auto" (the best available), "watch_mount",
+				 "fanotify", "listmount", "mountinfo" */
+	unsigned queue_notes; /* watch_mount: notification queue slots, 1..512
+				 (0: 256) */
+	unsigned batch;       /* the io_uring has 2 * batch submission entries,
+				 1..4096 (0: 256 entries, as for batch 128) */
 };
 
 /*
- * Creates a router.  Unless MR_OPT_NO_SELF_NS, the caller's own mount
- * namespace is added at once.  Returns 0, -ENOSYS if the named source is
- * not supported by this kernel, -EINVAL for bad options.
+ * Creates a router (@opts may be NULL: every default).  Unless
+ * MR_OPT_NO_SELF_NS, the caller's own mount namespace is added at once.
+ * Returns 0, -ENOSYS if the named source is not supported by this kernel,
+ * -EINVAL for unknown flags, an unknown source name, a queue_notes or batch
+ * out of range or a short opts->size, -ENOMEM, or the -errno of setting up the io_uring
+ * or of adding the caller's namespace.
+ * Threads: any.  Progress: blocking (syscalls; reads the caller's table).
+ * Lifetime: the router lives until mr_router_free(); no thread runs until
+ * mr_router_start().
  */
-MR_EXPORT int mr_router_new(mr_router **ret, const struct mr_opts *opts);
+MR_EXPORT int mr_router_new(const struct mr_opts *opts, mr_router **ret_router);
 
-/* Stops the router thread if any, frees every subscription and the router. */
+/*
+ * Stops the router thread if any (joins it), ends every subscription and
+ * frees the router.
+ * Threads: one, with no other call on @r or on any of its subscriptions in
+ * progress or to come: every mr_sub handle of @r is invalid afterwards
+ * (do not mr_unsubscribe() them).  Events already received stay valid until
+ * mr_event_unref().  Progress: blocking.
+ */
 MR_EXPORT void mr_router_free(mr_router *r);
 
-/* Name of the source in use ("fanotify", ...) and why it was chosen. */
+/*
+ * Name of the source in use ("watch_mount", "fanotify", "mountinfo") and
+ * why it was chosen; "" for NULL.
+ * Threads: any.  Progress: wait-free.  Lifetime: static strings.
+ */
 MR_EXPORT const char *mr_router_source(const mr_router *r);
 MR_EXPORT const char *mr_router_source_reason(const mr_router *r);
 
@@ -164,38 +218,70 @@ MR_EXPORT const char *mr_router_source_reason(const mr_router *r);
  * The source watching namespace @ns_id and why: the router's, or, when the
  * router's source was picked by probing and could not watch this namespace
  * (a per-user limit, a kernel that cannot name it), the next one that
- * could.  Strings are static.  Returns 0, -ENOENT for an unknown namespace.
+ * could.  Returns 0, -ENOENT for an unknown namespace, -EINVAL.
+ * Threads: any, alongside the router thread.  Progress: lock-based.
+ * Lifetime: static strings.
  */
 MR_EXPORT int mr_router_ns_source(mr_router *r, uint64_t ns_id, const char **ret_name,
 				  const char **ret_reason);
 
 /*
  * Adds a mount namespace: the caller's, that of process @pid, or the one an
- * nsfs fd (/proc/PID/ns/mnt) refers to (the fd is duplicated).  Builds its
- * mirror before returning.  Returns 0 and the namespace ID, -EEXIST if it
- * is already watched (the ID is still stored), -ESRCH for a dead process,
- * -EINVAL for an fd that is not a mount namespace's.
- * Safe from any thread while the router runs.
+ * nsfs fd (/proc/PID/ns/mnt) refers to (the fd is duplicated; the caller
+ * keeps its own).  Opens the kernel source and reads the table into the
+ * namespace's mirror before returning, so changes made meanwhile are
+ * queued, not lost; the router takes the namespace over at its next step.
+ * Returns 0 and the namespace ID in *ret_ns_id (which may be NULL),
+ * -EEXIST if it is already watched (the ID is still stored), -ESRCH for a
+ * dead process, -EINVAL for an fd that is not a mount namespace's,
+ * -ENOMEM, or the source's -errno.
+ * The ID is the kernel's (NS_GET_MNTNS_ID, or the nsfs inode number where
+ * that ioctl is missing): it names the namespace for as long as the
+ * namespace exists and is never given to another one during that time.
+ * Threads: any, alongside the router thread.  Progress: lock-based and
+ * blocking (syscalls).
  */
 MR_EXPORT int mr_router_add_ns_self(mr_router *r, uint64_t *ret_ns_id);
 MR_EXPORT int mr_router_add_ns_pid(mr_router *r, pid_t pid, uint64_t *ret_ns_id);
 MR_EXPORT int mr_router_add_ns_fd(mr_router *r, int nsfd, uint64_t *ret_ns_id);
 
 /*
- * Stops watching a namespace.  Its subscribers receive nothing more.
- * Returns 0 or -ENOENT.  Safe from any thread while the router runs.
+ * Stops watching a namespace at the router's next step.  Returns 0, or
+ * -ENOENT if @ns_id is not watched (never added, or removed already).
+ * After removal, @ns_id is unknown to the router: mr_subscribe() with it
+ * fails with -ENOENT until the same namespace is added again, which gives
+ * back the same ID, a mirror read afresh and no events for the interval.
+ * Subscriptions to the removed namespace stay valid handles: the events
+ * already in their rings are still delivered, nothing after them, and each
+ * must still be ended with mr_unsubscribe().  They are not carried over to
+ * a namespace added again.
+ * Threads: any, alongside the router thread.  Progress: lock-based.
  */
 MR_EXPORT int mr_router_remove_ns(mr_router *r, uint64_t ns_id);
 
-/* Runs the router on its own thread until mr_router_stop() or free. */
+/*
+ * Runs the router on a thread of its own until mr_router_stop() or
+ * mr_router_free().  Returns 0, -EALREADY if it runs, or pthread_create's
+ * -errno.  mr_router_stop() wakes the thread and joins it; returns 0 or
+ * -EALREADY if none runs.
+ * Threads: one at a time, never alongside mr_router_dispatch() or each
+ * other.  Progress: blocking (stop waits for the thread's current step).
+ */
 MR_EXPORT int mr_router_start(mr_router *r);
 MR_EXPORT int mr_router_stop(mr_router *r);
 
 /*
  * For callers driving the router from their own loop: an fd that becomes
  * readable (POLLIN) when there is work, and the call that does the work
- * without blocking.  Returns the number of events routed, or -errno.
- * Not to be mixed with mr_router_start().
+ * without blocking.
+ * mr_router_fd() returns the fd (the io_uring's; poll it, never read or
+ * close it) or -EINVAL.  Threads: any.  Progress: wait-free.
+ * Lifetime: the fd is the router's until mr_router_free().
+ * mr_router_dispatch() returns the number of events routed, -EBUSY while
+ * mr_router_start()'s thread runs, or -errno.  Threads: one at a time; the
+ * calling thread is the router thread for the call's duration.
+ * Progress: blocking only in non-waiting syscalls (io_uring_enter without
+ * a wait, statmount, reads of mountinfo); a resync reads the whole table.
  */
 MR_EXPORT int mr_router_fd(const mr_router *r);
 MR_EXPORT int mr_router_dispatch(mr_router *r);
@@ -220,8 +306,13 @@ struct mr_stats {
 	uint64_t sweep_ns_total; /* router CPU time spent in them */
 };
 
-/* Copies the router's counters (relaxed reads; any thread). Returns 0. */
-MR_EXPORT int mr_router_stats(const mr_router *r, struct mr_stats *ret);
+/*
+ * Copies the router's counters into *ret_stats.  Returns 0 or -EINVAL.
+ * Threads: any.  Progress: wait-free.  Each counter is read on its own
+ * (relaxed): the copy is not one instant's, and counters of the same
+ * moment may disagree by the router's current step.
+ */
+MR_EXPORT int mr_router_stats(const mr_router *r, struct mr_stats *ret_stats);
 
 /* ---- subscribers ---- */
 
@@ -229,50 +320,91 @@ MR_EXPORT int mr_router_stats(const mr_router *r, struct mr_stats *ret);
 #define MR_SUB_SNAPSHOT (1u << 0) /* start with a SNAPSHOT of the subtree */
 
 struct mr_sub_opts {
-	size_t size;         /* sizeof(struct mr_sub_opts) */
+	size_t size;         /* sizeof(struct mr_sub_opts) (every field is read) */
 	unsigned flags;      /* MR_SUB_* */
-	uint64_t ns_id;      /* namespace from mr_router_add_ns_*(); 0: the first */
+	uint64_t ns_id;      /* namespace from mr_router_add_ns_*(); 0: the first
+				added (once it is removed, any one still watched) */
 	const char *subtree; /* absolute path prefix; NULL or "/" for everything */
-	uint32_t kinds;      /* MR_KIND() mask; 0: MR_KINDS_ALL */
-	uint32_t capacity;   /* ring slots, up to 1 << 22, rounded up to a power of two (0: 4096) */
+	uint32_t kinds;      /* MR_KIND() mask within MR_KINDS_ALL; 0: MR_KINDS_ALL */
+	uint32_t capacity;   /* ring slots, up to 1 << 22, rounded up to a power
+				of two, at least 8 (0: 4096); the ring holds
+				capacity - 3 changes: one slot is the ring's own,
+				two are kept for the OVERRUN marker and the
+				SNAPSHOT */
 };
 
 /*
- * Subscribes.  Safe from any thread while the router runs; the
- * subscription takes effect at the router's next step, and events from then
- * on are delivered (after the SNAPSHOT if asked for).  Returns 0, -EINVAL
- * for a relative or malformed subtree or a capacity over 1 << 22, -ENOENT
- * for an unknown namespace.
+ * Subscribes (@opts may be NULL: everything in the first namespace).
+ * The subscription takes effect at the router's next step
+ * (the caller's next mr_router_dispatch(), or at once on the router's
+ * thread, which this call wakes); events from then on are delivered, after
+ * the SNAPSHOT if asked for.  Returns 0, -EINVAL for a relative or
+ * malformed subtree, unknown flags or kinds, a capacity over 1 << 22 or
+ * a short opts->size, -ENOENT for an unknown namespace, -ENOMEM.
+ * Threads: any, alongside the router thread.  Progress: lock-based.
+ * Lifetime: the handle lives until mr_unsubscribe() or mr_router_free(),
+ * whichever comes first.
  */
-MR_EXPORT int mr_subscribe(mr_router *r, const struct mr_sub_opts *opts, mr_sub **ret);
+MR_EXPORT int mr_subscribe(mr_router *r, const struct mr_sub_opts *opts, mr_sub **ret_sub);
 
 /*
- * Ends a subscription and releases every event still queued.  The handle
- * must not be used afterwards: in debug builds (no NDEBUG) a second free
- * or a later use aborts at that call with a message on stderr.  Safe from
- * any thread.
+ * Ends a subscription.  At its next step the router stops routing to it,
+ * releases every event still queued, closes the eventfd and frees the
+ * ring; until then (with mr_router_dispatch(), until the caller's next
+ * dispatch or mr_router_free()) the ring may still fill.  Events already
+ * received stay valid until mr_event_unref().
+ * Threads: any, alongside the router thread, but not alongside any other
+ * call on @s (mr_sub_next(), mr_sub_wait(), mr_sub_fd(), mr_sub_stats()):
+ * the caller first stops its reader, then ends the subscription.  The
+ * handle and the fd of mr_sub_fd() are invalid once this is called; a
+ * thread polling that fd must have stopped too.  Not after
+ * mr_router_free() (which ended it already).  In debug builds (no NDEBUG)
+ * a second call or a later use of the handle aborts at that call with a
+ * message on stderr.
+ * Progress: lock-free (one allocation and a compare-and-swap push; a router
+ * thread asleep is woken with one write(2)).  Should that allocation fail,
+ * the subscription is ended by mr_router_free() instead.
  */
-MR_EXPORT void mr_sub_free(mr_sub *s);
+MR_EXPORT void mr_unsubscribe(mr_sub *s);
 
 /*
- * Takes the next event.  Returns 0 and the event (release it with
- * mr_event_unref()), or -EAGAIN when the ring is empty, after which the
- * fd of mr_sub_fd() becomes readable when an event arrives.  Wait-free.
- * Only one thread may read a subscription at a time.
+ * Takes the next event.  Returns 0 and the event in *ret_event (release it
+ * with mr_event_unref()), -EAGAIN when the ring is empty (after which the
+ * fd of mr_sub_fd(), if made, becomes readable when an event arrives), or
+ * -EINVAL.
+ * Threads: one reader at a time per subscription (single consumer),
+ * alongside the router thread.  Progress: wait-free; no syscall while
+ * events are queued.  On an empty ring with an eventfd, one read(2) drains
+ * a stale wake-up before re-arming; once after an OVERRUN, the call that
+ * finds its ring half drained wakes the router with one write(2).
  */
-MR_EXPORT int mr_sub_next(mr_sub *s, const struct mr_event **ret);
+MR_EXPORT int mr_sub_next(mr_sub *s, const struct mr_event **ret_event);
 
 /*
  * An eventfd that becomes readable when an event arrives after
  * mr_sub_next() said -EAGAIN.  Made on the first call (a subscriber that
- * never waits costs no fd); returns the fd or -errno (-EMFILE).  Call it
- * from the reading thread.
+ * never waits costs no fd), the same fd afterwards.  The call changes the
+ * subscription's state: from then on the router writes the eventfd
+ * whenever it queues to an empty ring the reader waits on.  Returns the fd
+ * or -errno (-EMFILE, -EINVAL).
+ * Readable does not promise an event: a wake-up may be stale (the event it
+ * announced already taken), so a reader calls mr_sub_next() until -EAGAIN
+ * and then polls again.  Poll it; never read, write or close it.
+ * Threads: the reader's (the same thread discipline as mr_sub_next()).
+ * Progress: wait-free but for eventfd(2) on the first call.
+ * Lifetime: the fd is the subscription's until mr_unsubscribe() or
+ * mr_router_free().
  */
-MR_EXPORT int mr_sub_fd(const mr_sub *s);
+MR_EXPORT int mr_sub_fd(mr_sub *s);
 
 /*
- * Blocks until an event is available or @timeout_ms passes (-1: forever).
- * Returns 0 when one is, -ETIMEDOUT, or -EINTR.
+ * Sleeps until an event may be available or @timeout_ms passes (-1:
+ * forever; 0: only looks).  Returns 0, -ETIMEDOUT, -EINTR, or the -errno of
+ * making the eventfd (as mr_sub_fd()).
+ * A return of 0 may be spurious: a stale wake-up (an event announced and
+ * already taken) ends the wait with the ring empty, so callers loop:
+ *     while (mr_sub_next(s, &ev) == -EAGAIN) mr_sub_wait(s, -1);
+ * Threads: the reader's.  Progress: blocking (poll(2)).
  */
 MR_EXPORT int mr_sub_wait(mr_sub *s, int timeout_ms);
 
@@ -283,11 +415,19 @@ struct mr_sub_stats {
 	uint64_t snapshots; /* SNAPSHOTs sent */
 };
 
-MR_EXPORT int mr_sub_stats(const mr_sub *s, struct mr_sub_stats *ret);
+/*
+ * Copies the subscription's counters into *ret_stats.  Returns 0 or -EINVAL.
+ * Threads: any, while the handle is valid (see mr_unsubscribe()).
+ * Progress: wait-free; relaxed reads, as mr_router_stats().
+ */
+MR_EXPORT int mr_sub_stats(const mr_sub *s, struct mr_sub_stats *ret_stats);
 
 /* ---- version ---- */
 
-/* Returns MR_VERSION_STRING of the library actually loaded. */
+/*
+ * Returns MR_VERSION_STRING of the library actually loaded.
+ * Threads: any.  Progress: wait-free.  Lifetime: a static string.
+ */
 MR_EXPORT const char *mr_version(void);
 
 #ifdef __cplusplus

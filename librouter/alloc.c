@@ -6,6 +6,11 @@
  * a global lock, and it keeps the library's heap behaviour the same whatever
  * malloc the embedding program uses.
  *
+ * The jemalloc is the library's own: CMakeLists.txt links the members of
+ * libjemalloc_pic.a into the library's one object and makes their symbols
+ * local, so malloc, free and operator new stay the program's, and this
+ * jemalloc's arenas hold the library's memory alone (tests/test_embed.c).
+ *
  * Sanitizer builds (MR_SANITIZE) use the C library's allocator instead:
  * AddressSanitizer and ThreadSanitizer only see allocations they intercept,
  * and would otherwise miss use-after-free or report memory that jemalloc

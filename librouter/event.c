@@ -10,7 +10,7 @@
 
 #include "internal.h"
 
-static const char *const kind_names[MR_EVENT__MAX] = {
+static const char *const kind_names[] = {
 	[MR_EVENT_MOUNT] = "mount",
 	[MR_EVENT_UNMOUNT] = "unmount",
 	[MR_EVENT_MOVE] = "move",
@@ -25,7 +25,7 @@ static const char *const kind_names[MR_EVENT__MAX] = {
 
 const char *mr_event_kind_name(uint32_t kind)
 {
-	if (kind < MR_EVENT__MAX && kind_names[kind])
+	if (kind < MR__ARRAY_SIZE(kind_names) && kind_names[kind])
 		return kind_names[kind];
 	return "unknown";
 }
@@ -44,7 +44,7 @@ int mr_event_kind_parse(const char *name, uint32_t *ret_kind)
 
 	if (!name)
 		return -EINVAL;
-	for (uint32_t k = 1; k < MR_EVENT__MAX; k++)
+	for (uint32_t k = 1; k < MR__ARRAY_SIZE(kind_names); k++)
 		if (!strcmp(name, kind_names[k])) {
 			*ret_kind = k;
 			return 0;

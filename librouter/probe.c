@@ -11,14 +11,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <liburing.h>
-
 #include "internal.h"
+#include "io_uring_compat.h"
 #include "mountrouter-uapi.h"
-
-#ifndef IORING_OP_READ_MULTISHOT
-#define IORING_OP_READ_MULTISHOT 49
-#endif
 
 static struct mr__features features;
 static pthread_once_t once = PTHREAD_ONCE_INIT;

@@ -18,13 +18,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <liburing.h>
-
 #include "internal.h"
-
-#ifndef IORING_OP_READ_MULTISHOT
-#define IORING_OP_READ_MULTISHOT 49 /* 6.7 */
-#endif
+#include "io_uring_compat.h"
 
 /* user_data of requests whose completions carry nothing to dispatch. */
 #define UD_IGNORE 1ull

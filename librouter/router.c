@@ -135,6 +135,13 @@ void mr__router_kick(mr_router *r)
  * Only the push that finds the stack empty wakes the router: the router
  * takes the whole stack at once, so a later push onto a non-empty stack is
  * covered by the wake-up of the push that started it.
+ *
+ * Not ck_stack: its pushes (ck_stack_push_upmc and the others, libck 0.7)
+ * return nothing, and the entry's next field cannot be read back after the
+ * push because the router may already have run and freed the command; this
+ * rule needs the head the CAS replaced.  Without it every command would
+ * cost a write(2).  And C11 atomics here are seen by ThreadSanitizer, which
+ * cannot see ck_pr's inline assembly (sub.c states what that costs).
  */
 static void push_cmd(mr_router *r, struct cmd *c)
 {
@@ -1309,7 +1316,7 @@ int mr_subscribe(mr_router *r, const struct mr_sub_opts *opts, mr_sub **ret)
 	return 0;
 }
 
-void mr_sub_free(mr_sub *s)
+void mr_unsubscribe(mr_sub *s)
 {
 	struct cmd *c;
 
@@ -1322,7 +1329,7 @@ void mr_sub_free(mr_sub *s)
 	 */
 	uint32_t live = MR__SUB_LIVE;
 	if (!atomic_compare_exchange_strong(&s->magic, &live, MR__SUB_FREED)) {
-		mr__misuse("mr_sub_free", live == MR__SUB_FREED
+		mr__misuse("mr_unsubscribe", live == MR__SUB_FREED
 						  ? "subscriber already freed"
 						  : "not a live subscriber (freed, or never made)");
 		return;
@@ -1339,7 +1346,7 @@ void mr_sub_free(mr_sub *s)
 
 /* ---- the router object ---- */
 
-int mr_router_new(mr_router **ret, const struct mr_opts *opts)
+int mr_router_new(const struct mr_opts *opts, mr_router **ret)
 {
 	struct mr_opts o = {0};
 	mr_router *r;

@@ -258,15 +258,15 @@ static int sub_efd(mr_sub *s)
 	return fd;
 }
 
-int mr_sub_fd(const mr_sub *s)
+int mr_sub_fd(mr_sub *s)
 {
 	if (!s || mr__sub_check(s, "mr_sub_fd") < 0)
 		return -EINVAL;
-	int fd = sub_efd((mr_sub *)s);
+	int fd = sub_efd(s);
 	if (fd < 0)
 		return fd;
 	/* From now on an empty ring arms the wake-up; arm it now too. */
-	atomic_store(&((mr_sub *)s)->waiting, 1);
+	atomic_store(&s->waiting, 1);
 	return fd;
 }
 

@@ -340,7 +340,7 @@ int ms_run_router(struct ms_storm *st, const char *source, struct ms_result *res
 	}
 	c->st = st;
 	getrusage(RUSAGE_SELF, &ru0);
-	err = mr_router_new(&c->r, &mo);
+	err = mr_router_new(&mo, &c->r);
 	if (err == -ENOSYS || err == -EOPNOTSUPP || err == -EINVAL) {
 		res->status = MS_UNAVAILABLE;
 		snprintf(res->reason, sizeof(res->reason), "mr_router_new: %s", strerror(-err));
@@ -528,7 +528,7 @@ out:
 	}
 
 	for (unsigned i = 0; i < c->n_subs; i++) {
-		mr_sub_free(c->subs[i].s);
+		mr_unsubscribe(c->subs[i].s);
 		ms_view_free(&c->subs[i].view);
 		free(c->subs[i].samples.v);
 		free(c->subs[i].read_samples.v);

@@ -27,7 +27,7 @@ int model_router(struct model *k, mr_router **ret, struct view *views, size_t nv
 	*ret = NULL;
 	for (size_t i = 0; i < nviews; i++)
 		views[i].s = NULL;
-	err = mr_router_new(ret, &o);
+	err = mr_router_new(&o, ret);
 	if (err < 0)
 		return err;
 	for (size_t i = 0; i < nviews; i++) {

@@ -274,7 +274,7 @@ int main(int argc, char **argv)
 		return err;
 	if (!mr__probe()->listmount)
 		return tu_skip("no listmount(2): nothing to check the view against");
-	err = mr_router_new(&router, &o);
+	err = mr_router_new(&o, &router);
 	if (err == -ENOSYS || err == -EINVAL)
 		return tu_skip("the %s source is not available here", o.source);
 	if (err < 0) {
@@ -292,7 +292,7 @@ int main(int argc, char **argv)
 	fail |= RUN(test_remounts_in_storm);
 	fail |= RUN(test_option_only);
 
-	mr_sub_free(sub);
+	mr_unsubscribe(sub);
 	mr_router_free(router);
 	return fail ? T_EXIT_FAIL : T_EXIT_PASS;
 }

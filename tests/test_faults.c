@@ -96,7 +96,7 @@ static int run_with_fault(enum model_source src, uint64_t fail_at, bool all, uin
 			return 1;
 		}
 		for (int i = 0; i < 3; i++)
-			mr_sub_free(views[i].s);
+			mr_unsubscribe(views[i].s);
 		mr_router_free(r);
 		*allocs = atomic_load(&mr__alloc_count);
 		return 0;
@@ -120,7 +120,7 @@ static int run_with_fault(enum model_source src, uint64_t fail_at, bool all, uin
 	}
 	/* Every view lost track on purpose above: make each take a snapshot. */
 	for (int i = 0; i < 3; i++) {
-		mr_sub_free(views[i].s);
+		mr_unsubscribe(views[i].s);
 		struct mr_sub_opts so = { .size = sizeof(so), .subtree = views[i].prefix,
 					  .flags = MR_SUB_SNAPSHOT };
 		faults_off();

@@ -77,7 +77,7 @@ static int test_old_id_attach_with_unmount(void)
 	/* The clone's ID is taken now, before the mounts made next. */
 	int tree = (int)syscall(__NR_open_tree, AT_FDCWD, src, OPEN_TREE_CLONE | O_CLOEXEC);
 	if (tree < 0) {
-		mr_sub_free(s);
+		mr_unsubscribe(s);
 		return tu_skip("open_tree(OPEN_TREE_CLONE): %s", strerror(errno));
 	}
 	CHECK(mount(src, a, NULL, MS_BIND, NULL) == 0);
@@ -99,7 +99,7 @@ static int test_old_id_attach_with_unmount(void)
 	CHECK(expect(s, MR_EVENT_UNMOUNT, "b") == 0);
 	CHECK(umount(src) == 0);
 	CHECK(expect(s, MR_EVENT_UNMOUNT, "src") == 0);
-	mr_sub_free(s);
+	mr_unsubscribe(s);
 	return 0;
 }
 
@@ -126,7 +126,7 @@ static int test_readonly_remount(void)
 	CHECK(after.sweeps > before.sweeps);
 
 	/* Nobody wants READONLY any more: a remount costs no pass. */
-	mr_sub_free(ro);
+	mr_unsubscribe(ro);
 	usleep(100 * 1000);
 	CHECK(mr_router_stats(router, &before) == 0);
 	CHECK(mount(NULL, p, NULL, MS_REMOUNT | MS_BIND, NULL) == 0);
@@ -134,7 +134,7 @@ static int test_readonly_remount(void)
 	CHECK(mr_router_stats(router, &after) == 0);
 	CHECK_EQ_U64(after.sweeps, before.sweeps);
 	CHECK(umount(p) == 0);
-	mr_sub_free(mnt);
+	mr_unsubscribe(mnt);
 	return 0;
 }
 
@@ -146,7 +146,7 @@ int main(void)
 	err = tu_private_root(root, sizeof(root));
 	if (err)
 		return err;
-	err = mr_router_new(&router, &o);
+	err = mr_router_new(&o, &router);
 	if (err == -ENOSYS)
 		return tu_skip("no listmount(2) on this kernel");
 	if (err < 0) {

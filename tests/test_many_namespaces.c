@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 	/* Per namespace: an nsfs fd, a mountinfo fd, maybe a kernel queue. */
 	struct rlimit rl = {.rlim_cur = 8192, .rlim_max = 8192};
 	CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
-	err = mr_router_new(&r, &o);
+	err = mr_router_new(&o, &r);
 	if (err == -ENOSYS)
 		return tu_skip("the %s source is not available on this kernel", o.source);
 	CHECK(err == 0);
@@ -149,7 +149,7 @@ int main(int argc, char **argv)
 	fail |= RUN(test_first_middle_last);
 
 	for (int i = 0; i < N_NS; i++) {
-		mr_sub_free(v[i].sub);
+		mr_unsubscribe(v[i].sub);
 		close(v[i].cmd);
 		close(v[i].ack);
 	}

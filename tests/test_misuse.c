@@ -39,15 +39,15 @@ static int test_option_ranges(void)
 	struct mr_opts o = { .size = sizeof(o), .source = "model" };
 
 	o.queue_notes = 513;
-	CHECK(mr_router_new(&r, &o) == -EINVAL);
+	CHECK(mr_router_new(&o, &r) == -EINVAL);
 	o.queue_notes = 0;
 	o.batch = 4097;
-	CHECK(mr_router_new(&r, &o) == -EINVAL);
+	CHECK(mr_router_new(&o, &r) == -EINVAL);
 	o.batch = 0x80000000u; /* batch * 2 wraps to 0 */
-	CHECK(mr_router_new(&r, &o) == -EINVAL);
+	CHECK(mr_router_new(&o, &r) == -EINVAL);
 	o.batch = 4096;
 	o.queue_notes = 512;
-	CHECK(mr_router_new(&r, &o) == 0);
+	CHECK(mr_router_new(&o, &r) == 0);
 	mr_router_free(r);
 
 	CHECK((r = model_only()) != NULL);
@@ -58,7 +58,7 @@ static int test_option_ranges(void)
 	CHECK(mr_subscribe(r, &so, &s) == -EINVAL);
 	so.capacity = 1u << 22;
 	CHECK(mr_subscribe(r, &so, &s) == 0);
-	mr_sub_free(s);
+	mr_unsubscribe(s);
 	mr_router_free(r);
 	return 0;
 }
@@ -143,8 +143,8 @@ static void double_free(void)
 
 	if (!r || mr_subscribe(r, &so, &s) < 0)
 		_exit(3);
-	mr_sub_free(s);
-	mr_sub_free(s); /* the bug: caught here, or ignored */
+	mr_unsubscribe(s);
+	mr_unsubscribe(s); /* the bug: caught here, or ignored */
 	mr_router_dispatch(r);
 	mr_router_free(r);
 }
@@ -160,7 +160,7 @@ static void use_after_release(void)
 	if (!r || mr_subscribe(r, &so, &s) < 0)
 		_exit(3);
 	mr_router_dispatch(r);
-	mr_sub_free(s);
+	mr_unsubscribe(s);
 	mr_router_dispatch(r); /* the router releases it */
 	mr_sub_next(s, &ev);   /* the bug */
 	_exit(4);

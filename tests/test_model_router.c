@@ -103,7 +103,7 @@ static int test_move_onto_mount(enum model_source src)
 	CHECK(model_batch(&k, r, views, 3) == 0);
 	CHECK(model_batch(&k, r, &late, 1) == 0);
 	CHECK(late.n == 0);
-	mr_sub_free(late.s);
+	mr_unsubscribe(late.s);
 	mr_router_free(r);
 	return 0;
 }

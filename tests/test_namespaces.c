@@ -149,8 +149,25 @@ static int test_child_namespace(void)
 	mr_sub *none;
 	CHECK(mr_subscribe(router, &bad, &none) == -ENOENT);
 
-	mr_sub_free(theirs);
-	mr_sub_free(mine);
+	/*
+	 * Added again: the same ID, a fresh subscription hears the namespace,
+	 * the one made before the removal is not carried over.
+	 */
+	CHECK(mr_router_add_ns_pid(router, c.pid, &again) == 0 && again == child_id);
+	mr_sub *back;
+	o.ns_id = child_id;
+	CHECK(mr_subscribe(router, &o, &back) == 0);
+	CHECK(child_do(&c, 'm', dir) == 0);
+	ev = tu_next(back, 5000, false);
+	CHECK(ev && ev->kind == MR_EVENT_MOUNT && ev->ns_id == child_id);
+	mr_event_unref(ev);
+	CHECK(tu_next(theirs, 300, false) == NULL);
+	CHECK(child_do(&c, 'u', dir) == 0);
+	mr_unsubscribe(back);
+	CHECK(mr_router_remove_ns(router, child_id) == 0);
+
+	mr_unsubscribe(theirs);
+	mr_unsubscribe(mine);
 	child_stop(&c);
 	CHECK(mr_router_add_ns_pid(router, c.pid, NULL) == -ESRCH);
 	return 0;
@@ -227,7 +244,7 @@ static int test_many_namespaces(void)
 	fprintf(stderr, "%d namespaces, one kernel queue each: %llu records, %llu io_uring_enter calls\n",
 		n, (unsigned long long)st.records_read, (unsigned long long)st.io_uring_enters);
 	for (int i = 0; i < n; i++) {
-		mr_sub_free(subs[i]);
+		mr_unsubscribe(subs[i]);
 		CHECK(mr_router_remove_ns(router, ids[i]) == 0);
 	}
 	close(quit[1]);
@@ -267,7 +284,7 @@ static void *churn_main(void *arg)
 		const struct mr_event *ev;
 		for (int k = 0; k < 4 && mr_sub_next(s, &ev) == 0; k++)
 			mr_event_unref(ev);
-		mr_sub_free(s);
+		mr_unsubscribe(s);
 	}
 	return NULL;
 }
@@ -311,7 +328,7 @@ int main(int argc, char **argv)
 	/* A namespace holds an nsfs fd and a kernel queue or two: room for 1,000. */
 	struct rlimit rl = {.rlim_cur = 8192, .rlim_max = 8192};
 	CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
-	err = mr_router_new(&router, &o);
+	err = mr_router_new(&o, &router);
 	if (err == -ENOSYS)
 		return tu_skip("the %s source is not available on this kernel", o.source);
 	CHECK(err == 0);

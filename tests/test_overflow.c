@@ -167,7 +167,7 @@ int main(int argc, char **argv)
 	err = tu_private_root(root, sizeof(root));
 	if (err)
 		return err;
-	err = mr_router_new(&r, &o);
+	err = mr_router_new(&o, &r);
 	if (err == -ENOSYS)
 		return tu_skip("the %s source is not available on this kernel", source);
 	CHECK(err == 0);
@@ -228,7 +228,7 @@ int main(int argc, char **argv)
 
 	view_clear(&v);
 	free(v.paths);
-	mr_sub_free(s);
+	mr_unsubscribe(s);
 	mr_router_free(r);
 	return T_EXIT_PASS;
 }

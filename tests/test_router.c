@@ -189,9 +189,9 @@ static int test_lifecycle(void)
 	QUIET(all);
 	QUIET(a);
 	QUIET(ab);
-	mr_sub_free(all);
-	mr_sub_free(a);
-	mr_sub_free(ab);
+	mr_unsubscribe(all);
+	mr_unsubscribe(a);
+	mr_unsubscribe(ab);
 	return 0;
 }
 
@@ -251,7 +251,7 @@ static int test_propagation(void)
 	if (unmounts != 4)
 		fprintf(stderr, "%d unmounts for the lazily unmounted tree\n", unmounts);
 	CHECK(unmounts == 4);
-	mr_sub_free(s);
+	mr_unsubscribe(s);
 	return 0;
 }
 
@@ -284,7 +284,7 @@ static int test_tree_move(void)
 		mr_event_unref(ev);
 	}
 	CHECK(unmounts == 3);
-	mr_sub_free(s);
+	mr_unsubscribe(s);
 	return 0;
 }
 
@@ -303,7 +303,7 @@ static int test_late_join_snapshot(void)
 	for (int tries = 0; ev && ev->kind == MR_EVENT_SNAPSHOT && ev->n_mounts < 2 && tries < 50;
 	     tries++) {
 		mr_event_unref(ev);
-		mr_sub_free(probe);
+		mr_unsubscribe(probe);
 		usleep(20000);
 		probe = subscribe("late", 0, MR_SUB_SNAPSHOT, 0);
 		ev = tu_next(probe, WAIT_MS, false);
@@ -323,7 +323,7 @@ static int test_late_join_snapshot(void)
 	EXPECT(probe, MR_EVENT_UNMOUNT, "late/x", NULL);
 	CHECK(umount(at("late")) == 0);
 	EXPECT(probe, MR_EVENT_UNMOUNT, "late", NULL);
-	mr_sub_free(probe);
+	mr_unsubscribe(probe);
 	return 0;
 }
 
@@ -347,8 +347,8 @@ static int test_kind_mask(void)
 	EXPECT(pace, MR_EVENT_UNMOUNT, "k", NULL);
 	EXPECT(s, MR_EVENT_UNMOUNT, "k", NULL);
 	QUIET(s);
-	mr_sub_free(s);
-	mr_sub_free(pace);
+	mr_unsubscribe(s);
+	mr_unsubscribe(pace);
 	return 0;
 }
 
@@ -382,7 +382,7 @@ static int test_thousand_subscribers(void)
 	for (int i = 0; i < SUBS; i++) {
 		const struct mr_event *ev;
 		CHECK(mr_sub_next(subs[i], &ev) == -EAGAIN);
-		mr_sub_free(subs[i]);
+		mr_unsubscribe(subs[i]);
 	}
 	return 0;
 }
@@ -438,8 +438,8 @@ static int test_stalled_subscriber(void)
 		EXPECT(live, MR_EVENT_UNMOUNT, rel, NULL);
 		EXPECT(stalled, MR_EVENT_UNMOUNT, rel, NULL);
 	}
-	mr_sub_free(stalled);
-	mr_sub_free(live);
+	mr_unsubscribe(stalled);
+	mr_unsubscribe(live);
 	return 0;
 }
 
@@ -491,7 +491,7 @@ static int test_readonly_binds(void)
 		EXPECT(s, MR_EVENT_UNMOUNT, p, NULL);
 	}
 	CHECK(umount(at("src")) == 0);
-	mr_sub_free(s);
+	mr_unsubscribe(s);
 	return 0;
 }
 
@@ -505,7 +505,7 @@ int main(int argc, char **argv)
 	if (err)
 		return err;
 	o.source = source;
-	err = mr_router_new(&router, &o);
+	err = mr_router_new(&o, &router);
 	if (err == -ENOSYS)
 		return tu_skip("the %s source is not available on this kernel", source);
 	if (err < 0) {

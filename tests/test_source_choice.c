@@ -33,7 +33,7 @@ static int test_auto(void)
 	uint64_t id = 0;
 	const char *name = "", *why = "";
 
-	CHECK(mr_router_new(&r, &o) == 0);
+	CHECK(mr_router_new(&o, &r) == 0);
 	fprintf(stderr, "source %s: %s\n", mr_router_source(r), mr_router_source_reason(r));
 	CHECK_STR(mr_router_source(r), best_by_probe());
 #ifdef MR_EXPECT_SOURCE
@@ -61,7 +61,7 @@ static int test_by_name(void)
 	for (size_t i = 0; i < MR__ARRAY_SIZE(names); i++) {
 		struct mr_opts o = {.size = sizeof(o), .source = names[i]};
 		mr_router *r = NULL;
-		int err = mr_router_new(&r, &o);
+		int err = mr_router_new(&o, &r);
 
 		fprintf(stderr, "  %-12s %s\n", names[i], err ? strerror(-err) : "available");
 		if (!have[i]) {
@@ -75,7 +75,7 @@ static int test_by_name(void)
 	}
 	struct mr_opts o = {.size = sizeof(o), .source = "nonesuch"};
 	mr_router *r = NULL;
-	CHECK(mr_router_new(&r, &o) == -EINVAL);
+	CHECK(mr_router_new(&o, &r) == -EINVAL);
 	return 0;
 }
 

@@ -116,7 +116,7 @@ static int test_sources(void)
 		mr_router *r = NULL;
 		mr_sub *s = NULL;
 
-		err = mr_router_new(&r, &o);
+		err = mr_router_new(&o, &r);
 		if (err == -ENOSYS || err == -EINVAL)
 			continue; /* absent here, or a name this build lacks */
 		CHECK(err == 0);
@@ -127,7 +127,7 @@ static int test_sources(void)
 		CHECK(ev && ev->kind == MR_EVENT_MOUNT);
 		mr_event_unref(ev);
 		CHECK(umount(p) == 0);
-		mr_sub_free(s);
+		mr_unsubscribe(s);
 		mr_router_free(r);
 		if (trapped)
 			fprintf(stderr, "source %s made syscall %d\n", names[i], (int)trapped_nr);

@@ -108,7 +108,7 @@ static void run_router(const char *source, bool one_thread, uint32_t kinds, cons
 	mr_sub *s;
 	char line[8192];
 
-	if (mr_router_new(&r, &o) < 0 || mr_subscribe(r, &so, &s) < 0)
+	if (mr_router_new(&o, &r) < 0 || mr_subscribe(r, &so, &s) < 0)
 		exit(1);
 	if (one_thread)
 		mr_router_dispatch(r);
@@ -285,7 +285,7 @@ int watcher_probe(enum watcher w)
 	default:
 		return 0;
 	}
-	err = mr_router_new(&r, &o);
+	err = mr_router_new(&o, &r);
 	if (err < 0)
 		return err;
 	mr_router_free(r);

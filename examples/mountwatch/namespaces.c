@@ -122,7 +122,7 @@ static int subscribe(struct mw_watch *w, struct ns_entry *e)
 static void unsubscribe(struct ns_entry *e)
 {
 	for (size_t i = 0; i < e->n_subs; i++)
-		mr_sub_free(e->subs[i]);
+		mr_unsubscribe(e->subs[i]);
 	free(e->subs);
 	e->subs = NULL;
 	e->n_subs = 0;

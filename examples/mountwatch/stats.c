@@ -9,7 +9,7 @@
 
 struct mw_stats {
 	uint64_t events;            /* changes printed */
-	uint64_t by_kind[MR_EVENT__MAX];
+	uint64_t by_kind[MR_KIND_LIMIT];
 	uint64_t lost_kernel, lost_ring;
 	uint64_t overruns_kernel, overruns_ring;
 	uint64_t resyncs, synthetic;
@@ -50,7 +50,7 @@ void mw_stats_free(struct mw_stats *s)
 
 void mw_stats_event(struct mw_stats *s, const struct mr_event *ev, uint64_t printed_ns)
 {
-	if (ev->kind < MR_EVENT__MAX)
+	if (ev->kind < MR_KIND_LIMIT)
 		s->by_kind[ev->kind]++;
 	switch (ev->kind) {
 	case MR_EVENT_OVERRUN:
@@ -115,7 +115,7 @@ void mw_stats_print(struct mw_stats *s, const mr_router *r, FILE *f)
 	fprintf(f, "mountwatch: %llu change%s", (unsigned long long)s->events,
 		s->events == 1 ? "" : "s");
 	const char *sep = " (";
-	for (uint32_t k = 1; k < MR_EVENT__MAX; k++)
+	for (uint32_t k = 1; k < MR_KIND_LIMIT; k++)
 		if ((MR_KIND(k) & MR_KINDS_ALL) && s->by_kind[k]) {
 			fprintf(f, "%s%s %llu", sep, mr_event_kind_name(k),
 				(unsigned long long)s->by_kind[k]);

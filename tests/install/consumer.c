@@ -47,7 +47,7 @@ int main(void)
 	}
 	if (mr_event_kind_parse("umount", &kind) || kind != MR_EVENT_UNMOUNT)
 		return 1;
-	if ((err = mr_router_new(&r, &o)) < 0) {
+	if ((err = mr_router_new(&o, &r)) < 0) {
 		fprintf(stderr, "mr_router_new: %s\n", strerror(-err));
 		return 1;
 	}
@@ -75,7 +75,7 @@ int main(void)
 	printf("mountrouter %s: %zu mounts, / is mountinfo ID %u\n", mr_version(), ev->n_mounts,
 	       got);
 	mr_event_unref(ev);
-	mr_sub_free(s);
+	mr_unsubscribe(s);
 	mr_router_free(r);
 	return 0;
 }
