@@ -57,7 +57,6 @@ struct recent_mount {
 struct fan_state {
 	struct mr__ns *ns;
 	struct mr__fan_member member;
-	int mi_fd;
 	struct mr__watch mi_watch, timer;
 	unsigned live; /* watches the reactor still holds */
 	bool timer_armed;
@@ -66,9 +65,7 @@ struct fan_state {
 	unsigned recent_next;
 	struct mr__pass_clock clock;
 	bool blind;              /* mountinfo went unpolled since the last pass */
-	struct mr__mi_diff diff; /* mountinfo as the last pass read it */
-	struct mr__mountinfo_scratch scratch;
-	bool diff_ok;            /* diff holds a whole read */
+	struct mr__attr_pass pass; /* mountinfo, polled and read by passes */
 };
 
 static int fan_probe(void)
@@ -84,10 +81,7 @@ static int fan_probe(void)
 
 static void state_free(struct fan_state *st)
 {
-	if (st->mi_fd >= 0)
-		close(st->mi_fd);
-	mr__mi_diff_free(&st->diff);
-	mr__mountinfo_scratch_free(&st->scratch);
+	mr__attr_pass_free(&st->pass);
 	mr__free(st);
 }
 
@@ -133,97 +127,14 @@ static void on_timer(struct mr__watch *w, int res, const void *buf, size_t len)
 	/* after_batch of this step does what is due. */
 }
 
-/* ---- the pass: mountinfo read once, changed lines looked up ---- */
-
-static int key_of(struct mr__mount *m, void *arg)
-{
-	struct fan_state *st = arg;
-
-	return m->old_id ? mr__mi_diff_set_key(&st->diff, m->old_id, m->pub.id) : 0;
-}
-
-/* Is the mirror's record what @line says, as far as a remount can change it? */
-static bool line_matches(struct fan_state *st, const char *line, size_t n, struct mr__mount *m)
-{
-	struct mr__mount *seen;
-
-	if (mr__mountinfo_parse_line(line, n, &st->scratch, &seen) < 0)
-		return false;
-	bool same = mr__mount_attrs_same(m, seen);
-	mr__mount_unref(seen);
-	return same;
-}
-
-/*
- * One line of the pass.  @changed: it differs from the last pass's.  The
- * mirror may have moved on since through records or the recent-mount check
- * (slot->rec is then another record), so a line equal to the last one can
- * still disagree with the mirror: a mount made read-only and back.
- */
-static int judge_line(struct fan_state *st, const char *line, size_t n, struct mr__mi_slot *slot,
-		      bool changed, bool known)
-{
-	if (!slot->key)
-		return 0; /* not in the mirror yet: its attach record is still to come */
-	struct mr__mount *m = mr__mirror_get(&st->ns->mirror, slot->key);
-	if (!m)
-		return 0; /* gone: its detach record says so */
-	if (!changed && slot->rec == m)
-		return 0;
-	/*
-	 * A line that moved on since the last pass changed: statmount says to
-	 * what.  Otherwise compare it with the record first (a new mount was
-	 * looked up when its record came, which may predate a remount).
-	 */
-	if ((changed && known) || !line_matches(st, line, n, m))
-		mr__router_recheck(st->ns, slot->key);
-	m = mr__mirror_get(&st->ns->mirror, slot->key);
-	if (slot->rec)
-		mr__mount_unref(slot->rec);
-	slot->rec = m ? mr__mount_ref(m) : NULL;
-	return 0;
-}
-
-static int line_changed(void *arg, uint32_t id, const char *line, size_t n,
-			struct mr__mi_slot *slot, bool known)
-{
-	(void)id;
-	return judge_line(arg, line, n, slot, true, known);
-}
-
-static int line_same(void *arg, uint32_t id, const char *line, size_t n, struct mr__mi_slot *slot)
-{
-	(void)id;
-	return judge_line(arg, line, n, slot, false, true);
-}
-
-static const struct mr__mi_diff_ops pass_ops = {.changed = line_changed, .same = line_same};
-static const struct mr__mi_diff_ops baseline_ops; /* learn the lines, report nothing */
-
-/* Reads mountinfo and looks again at each mount whose line changed. */
+/* The pass (attr_pass.c), and what the schedule must know of it. */
 static void run_pass(struct fan_state *st)
 {
-	uint64_t t0 = mr__now_ns(), calls = 0;
-	int err;
+	uint64_t t0 = mr__now_ns();
 
-	mr__router_stamp(st->ns->r);
-	err = mr__mirror_each(&st->ns->mirror, key_of, st);
-	if (!err)
-		err = mr__mi_diff_run(&st->diff, st->mi_fd, st->diff_ok ? &pass_ops : &baseline_ops, st,
-				      &calls);
-	mr__router_count_syscalls(st->ns->r, calls);
-	if (err < 0) {
-		/* The table could not be compared: a resync reads it all. */
-		mr__mi_diff_reset(&st->diff);
-		st->diff_ok = false;
-		mr__router_loss(st->ns);
-	} else {
-		st->diff_ok = true;
-	}
-	uint64_t t1 = mr__now_ns();
-	mr__pass_done(&st->clock, t0, t1);
+	mr__attr_pass_run(&st->pass, st->ns);
+	mr__pass_done(&st->clock, t0, mr__now_ns());
 	st->blind = st->mi_watch.paused;
-	mr__router_count_sweep(st->ns->r, t1 - t0);
 }
 
 /* Looks again at the mounts that arrived in the last RECENT_NS; true if one changed. */
@@ -306,37 +217,21 @@ static void fan_settle(struct mr__ns *ns)
 static int fan_open(struct mr__ns *ns)
 {
 	struct fan_state *st = mr__calloc(1, sizeof(*st));
-	char path[64];
 	int err;
 
 	if (!st)
 		return -ENOMEM;
 	st->ns = ns;
-	st->mi_fd = -1;
+	st->pass.fd = -1;
 	st->member = (struct mr__fan_member){.ns = ns, .applied = on_applied};
 	err = mr__fan_group_join(ns->r, &st->member);
 	if (err < 0)
 		goto fail;
-	if (ns->pid)
-		snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)ns->pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/mountinfo");
-	st->mi_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (st->mi_fd < 0) {
-		err = -errno;
-		goto fail;
-	}
-	/*
-	 * The lines as they are before the mirror is read (after this
-	 * function): a change in between shows as a changed line later, and
-	 * looking that mount up again finds what the mirror already has.  The
-	 * read's time is the first estimate of a pass's cost.
-	 */
+	/* The first read of mountinfo's lines is the first estimate of a pass's cost. */
 	uint64_t t0 = mr__now_ns();
-	err = mr__mi_diff_run(&st->diff, st->mi_fd, &baseline_ops, st, NULL);
+	err = mr__attr_pass_open(&st->pass, ns);
 	if (err < 0)
 		goto fail;
-	st->diff_ok = true;
 	st->clock.pass_cost_ns = mr__now_ns() - t0;
 	st->clock.pass_end_ns = mr__now_ns();
 	ns->src = st;
@@ -352,7 +247,7 @@ static int fan_start(struct mr__ns *ns, struct mr__reactor *re)
 	struct fan_state *st = ns->src;
 	int err;
 
-	st->mi_watch = (struct mr__watch){.fd = st->mi_fd, .mode = MR__WATCH_POLLPRI,
+	st->mi_watch = (struct mr__watch){.fd = st->pass.fd, .mode = MR__WATCH_POLLPRI,
 					  .fn = on_mountinfo, .owner = st, .release = watch_released};
 	st->timer = (struct mr__watch){.mode = MR__WATCH_TIMER, .fd = -1, .fn = on_timer,
 				       .owner = st, .release = watch_released};

@@ -4,6 +4,7 @@
  *
  *   single_change [--mounts 1000,3000,10000,30000] [--changes 40]
  *                 [--interval-ms 30] [--findmnt-max 3000] [--json FILE]
+ *                 [--watchers 0,3,..]   (numbers of enum watcher in single.h)
  *
  * In a private mount namespace (tmpfs root under /tmp), for each table size
  * N: N tmpfs mounts, then for each watcher (watchers.c), in a child process
@@ -205,12 +206,13 @@ int main(int argc, char **argv)
 		{"mounts", required_argument, 0, 'm'},     {"changes", required_argument, 0, 'c'},
 		{"interval-ms", required_argument, 0, 'i'}, {"findmnt-max", required_argument, 0, 'f'},
 		{"json", required_argument, 0, 'j'},       {"help", no_argument, 0, 'h'},
+		{"watchers", required_argument, 0, 'w'},
 		{0, 0, 0, 0}};
 	unsigned sizes[16] = {1000, 3000, 10000, 30000}, n_sizes = 4;
-	const char *json = NULL;
+	const char *json = NULL, *only = NULL;
 	int o;
 
-	while ((o = getopt_long(argc, argv, "m:c:i:f:j:h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "m:c:i:f:j:w:h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'm':
 			n_sizes = 0;
@@ -229,9 +231,13 @@ int main(int argc, char **argv)
 		case 'j':
 			json = optarg;
 			break;
+		case 'w':
+			only = optarg;
+			break;
 		default:
 			fprintf(stderr, "usage: single_change [--mounts N,N..] [--changes N] "
-					"[--interval-ms MS] [--findmnt-max N] [--json FILE]\n");
+					"[--interval-ms MS] [--findmnt-max N] [--json FILE] "
+					"[--watchers N,N..]\n");
 			return o == 'h' ? 0 : 2;
 		}
 	}
@@ -260,6 +266,14 @@ int main(int argc, char **argv)
 
 	bool usable[W__N];
 	for (int w = 0; w < W__N; w++) {
+		char key[8];
+		snprintf(key, sizeof(key), ",%d,", w);
+		char list[256];
+		snprintf(list, sizeof(list), ",%s,", only ? only : "");
+		if (only && !strstr(list, key)) {
+			usable[w] = false;
+			continue;
+		}
 		int err = watcher_probe((enum watcher)w);
 		usable[w] = err == 0;
 		if (err)
