@@ -16,6 +16,8 @@ packages=(
 	# the project's kernel (kernel/build.sh) and its VM runner
 	linux-source-6.12 busybox-static qemu-system-x86 flex bison bc libelf-dev libssl-dev cpio
 	xz-utils kmod
+	# the stock-kernel matrix (kernel/vm/run-stock.sh): mountwatch's scripts in the guest
+	bash-static
 )
 
 missing=()
@@ -34,4 +36,11 @@ if ((${#missing[@]})); then
 	apt-get install -y -q --no-install-recommends "${missing[@]}"
 else
 	echo "setup.sh: all packages present" >&2
+fi
+
+# Debian's own kernels for the stock-kernel matrix (6.1 and the 6.12 line),
+# downloaded and unpacked, not installed; cached after the first time.
+if ! "$(dirname "$0")/kernel/vm/stock-kernels.sh" >/dev/null; then
+	apt-get update -q
+	"$(dirname "$0")/kernel/vm/stock-kernels.sh" >/dev/null
 fi

@@ -37,6 +37,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -310,6 +311,16 @@ static int collect(struct mr__mount *m, void *arg)
  * changed filesystem options only or a move under the same parent.  One
  * function, so that a cheaper pass can take its place.
  */
+static int cmp_depth(const void *a, const void *b)
+{
+	const struct mr__mount *x = *(struct mr__mount *const *)a;
+	const struct mr__mount *y = *(struct mr__mount *const *)b;
+
+	if (x->path_len != y->path_len)
+		return x->path_len < y->path_len ? -1 : 1;
+	return x->pub.id < y->pub.id ? -1 : x->pub.id > y->pub.id;
+}
+
 static void pass_unexplained(struct lm_state *st, uint32_t wanted)
 {
 	struct mr__ns *ns = st->ns;
@@ -323,6 +334,12 @@ static void pass_unexplained(struct lm_state *st, uint32_t wanted)
 		mr__router_loss(ns);
 		return;
 	}
+	/*
+	 * Shallowest first: a moved tree is then reported from its top (which
+	 * reports the mounts below it), not from a submount the mirror's hash
+	 * order happens to reach first.
+	 */
+	qsort(st->scratch.v, st->scratch.n, sizeof(*st->scratch.v), cmp_depth);
 	mr__router_stamp(ns->r);
 	for (size_t i = 0; i < st->scratch.n; i++)
 		found += mr__router_recheck_flags(ns, st->scratch.v[i]->pub.id);

@@ -122,23 +122,24 @@ static void unsubscribe(struct ns_entry *e)
 }
 
 /*
- * One line per namespace; when it is watched by another source than the
- * router's (a limit reached, a kernel that cannot name it), which and why.
+ * One line per namespace, and when it is watched by another source than
+ * the router's (a limit reached, a kernel that cannot name it), a second
+ * one saying which and why.
  */
 static void announce(struct mw_watch *w, const struct ns_entry *e, const char *how)
 {
 	const char *name = "", *why = "";
-	char pid[32] = "";
 
 	if (e->pid > 0)
-		snprintf(pid, sizeof(pid), ", pid %d", (int)e->pid);
+		fprintf(stderr, "mountwatch: watching mount namespace %llu (%s, pid %d)\n",
+			(unsigned long long)e->id, how, (int)e->pid);
+	else
+		fprintf(stderr, "mountwatch: watching mount namespace %llu (%s)\n",
+			(unsigned long long)e->id, how);
 	if (mr_router_ns_source(w->r, e->id, &name, &why) == 0 &&
 	    strcmp(name, mr_router_source(w->r)))
-		fprintf(stderr, "mountwatch: watching mount namespace %llu (%s%s) with source %s: %s\n",
-			(unsigned long long)e->id, how, pid, name, why);
-	else
-		fprintf(stderr, "mountwatch: watching mount namespace %llu (%s%s)\n",
-			(unsigned long long)e->id, how, pid);
+		fprintf(stderr, "mountwatch: mount namespace %llu: source %s: %s\n",
+			(unsigned long long)e->id, name, why);
 }
 
 /* The caller's namespace, which mr_router_new() added already. */
