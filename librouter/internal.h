@@ -148,6 +148,25 @@ int mr__listmount_below(uint64_t ns_id, uint64_t mnt_id, uint64_t *syscalls, uin
 
 void mr__statmount_buf_free(struct mr__statmount_buf *buf);
 
+/* ---- mount_ids.c: a namespace's mount IDs and mount count ---- */
+
+struct mr__ids {
+	uint64_t *v; /* ascending */
+	size_t n, cap;
+};
+
+void mr__ids_free(struct mr__ids *ids);
+/* Room for @n IDs in all; 0 or -ENOMEM. */
+int mr__ids_reserve(struct mr__ids *ids, size_t n);
+/* Every mount ID of namespace @ns_id (0: ours) into @ids; 0 or -errno. */
+int mr__ids_list(uint64_t ns_id, struct mr__ids *ids, uint64_t *syscalls);
+/* Appends the IDs above the last one in @ids; how many, or -errno. */
+long mr__ids_list_new(uint64_t ns_id, struct mr__ids *ids, uint64_t *syscalls);
+/* The namespace's mount count (NS_MNT_GET_INFO, 6.12), or -errno. */
+long mr__ids_count(int nsfd);
+/* Lines of a mountinfo file (2 syscalls or more), or -errno. */
+long mr__ids_count_mountinfo(int fd);
+
 /* ---- mirror.c: one namespace's mount table, keyed by mount ID ---- */
 
 struct mr__mirror {
@@ -500,6 +519,11 @@ void mr__router_emit(struct mr__ns *ns, uint32_t kind, struct mr__mount *old,
 int mr__router_sync(struct mr__ns *ns, struct mr__table *fresh, uint32_t flags);
 /* The time events read in the current batch are stamped with. */
 void mr__router_stamp(mr_router *r);
+/*
+ * table_pass.c: looks at every mount of @ns again for changes its source
+ * cannot name (flags first; all of it if that finds nothing and @full).
+ */
+void mr__table_pass(struct mr__ns *ns, bool full, struct mr__table *scratch);
 /* The kernel lost records for @ns: resync after this batch. */
 void mr__router_loss(struct mr__ns *ns);
 /* Wakes the router thread (any thread). */
