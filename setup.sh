@@ -20,6 +20,8 @@ packages=(
 	python3-jsonschema debhelper dpkg-dev fakeroot lintian
 	# the ABI check (tests/abi/check-abi.sh): abidw, abidiff
 	abigail-tools
+	# the stock-kernel matrix (kernel/vm/run-stock.sh): mountwatch's scripts in the guest
+	bash-static
 )
 
 missing=()
@@ -38,4 +40,11 @@ if ((${#missing[@]})); then
 	apt-get install -y -q --no-install-recommends "${missing[@]}"
 else
 	echo "setup.sh: all packages present" >&2
+fi
+
+# Debian's own kernels for the stock-kernel matrix (6.1 and the 6.12 line),
+# downloaded and unpacked, not installed; cached after the first time.
+if ! "$(dirname "$0")/kernel/vm/stock-kernels.sh" >/dev/null; then
+	apt-get update -q
+	"$(dirname "$0")/kernel/vm/stock-kernels.sh" >/dev/null
 fi

@@ -15,12 +15,30 @@ for a in "$@"; do
 	esac
 done
 build=build-bench
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMR_BUILD_TESTS=OFF >/dev/null
-cmake --build "$build" -j"$(nproc)" >/dev/null
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build" -j"$(nproc)" --target bench_route mountstorm single_change unit-tracker \
+	container-manager mount-load >/dev/null
 
 out=$(mktemp -d)
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 kernel=$(uname -r)
+
+# One change at a time on a big, quiet table: every watcher, every kind of
+# change, 1,000 to 30,000 mounts (findmnt --poll only at 1,000: it costs
+# ~50 ms a change there and grows as the square of the table).
+sizes=1000,3000,10000,30000
+((total >= 10000)) || sizes=1000,3000
+(cd "$out" && "$OLDPWD/$build/bench/single_change" --mounts $sizes --changes 40 --findmnt-max 1000 \
+	--json single.jsonl >single.txt 2>&1) || true
+bench/single/report.sh "$out/single.jsonl" "$out/single" || true
+
+# The embedding examples: a service manager's table kept from events beside
+# one kept by re-reading mountinfo; 200 containers through one router.
+tests/examples/bench-unit-tracker.sh "$build" 150 >"$out/unit-tracker.md" 2>"$out/unit-tracker.err" || true
+for src in fanotify mountinfo; do
+	unshare -m --propagation private "$build/examples/container-manager" --containers 200 \
+		--seconds 30 --source $src 2>&1 | grep -E 'matched|cpu' >"$out/cm-$src.txt" || true
+done
 
 "$build/bench/bench_route" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
 	--benchmark_format=console >"$out/bench.txt" 2>/dev/null
@@ -131,6 +149,59 @@ anyone can look them up, for every watcher.
 TGT
 }
 
+# Figures of the single-change run, by watcher, kind and table size.
+cell() { # WATCHER KIND MOUNTS FIELD
+	jq -rs --arg w "$1" --arg k "$2" --argjson n "$3" --arg f "$4" \
+		'map(select(.watcher == $w and .kind == $k and .mounts == $n)) | first | .[$f] // "?"' \
+		"$out/single.jsonl" 2>/dev/null || echo "?"
+}
+single_section() {
+	local floor=floor fan="mountrouter, fanotify, one thread" topo="mountrouter, fanotify, one thread, mount/umount/move only"
+	local fan_t="mountrouter, fanotify" poller="bare mountinfo poller" mi="mountrouter, mountinfo" lm="mountrouter, listmount"
+	local big=30000
+	((total >= 10000)) || big=3000
+	cat <<SEC
+## One change at a time on a big, quiet table
+
+The case a real host lives in: N tmpfs mounts in a private mount namespace,
+then one change at a time (40 of each kind, 30 ms apart, each waited for
+until the watcher holds it), each watcher in a child process of its own, one
+after the other in one run. CPU is that of all the watcher's threads
+(\\`/proc/PID/task/*/schedstat\\`), per change; syscalls are the ones the
+library counted (io_uring_enter included); latency runs from the syscall's
+return to the watcher holding the change (0 when the kernel posted it before
+the syscall returned). The floor is a bare loop that reads one fanotify
+record, statmounts the mount and writes a line; the bare poller waits for
+POLLPRI, re-reads mountinfo and diffs its lines by mount ID. The router's
+subscriber asks for every kind unless the row says otherwise; "one thread":
+the router runs on the subscriber's thread (\\`mr_router_dispatch()\\`), as
+mountwatch runs it.
+
+\\`$build/bench/single_change --mounts $sizes --changes 40 --findmnt-max 1000 --json single.jsonl\\`
+
+Read from the run:
+
+- a mount at 10,000 mounts: floor $(cell "$floor" mount 10000 cpu_us | us1) us, the router
+  (one thread, every kind) $(cell "$fan" mount 10000 cpu_us | us1) us, the router asking for
+  mount/umount/move only $(cell "$topo" mount 10000 cpu_us | us1) us, the router on its own
+  thread $(cell "$fan_t" mount 10000 cpu_us | us1) us; the bare poller $(cell "$poller" mount 10000 cpu_us | us1) us
+  and the mountinfo source $(cell "$mi" mount 10000 cpu_us | us1) us;
+- flat: the one-thread router's mount at $big mounts against 1,000:
+  $(ratio "$(cell "$fan" mount $big cpu_us)" "$(cell "$fan" mount 1000 cpu_us)"), the floor's
+  $(ratio "$(cell "$floor" mount $big cpu_us)" "$(cell "$floor" mount 1000 cpu_us)"), the poller's
+  $(ratio "$(cell "$poller" mount $big cpu_us)" "$(cell "$poller" mount 1000 cpu_us)");
+- a read-only remount at 10,000 mounts (a pass: one read of mountinfo): the
+  router $(cell "$fan" "ro remount" 10000 cpu_us | us1) us against the poller's
+  $(cell "$poller" "ro remount" 10000 cpu_us | us1) us; listmount source
+  $(cell "$lm" "ro remount" 10000 cpu_us | us1) us.
+
+![CPU per change against table size](bench/single_change.svg)
+
+$(cat "$out/single.md" 2>/dev/null)
+SEC
+}
+us1() { awk '{ if ($1 == "?" || $1 == "") print "?"; else printf "%.1f", $1 }'; }
+
 {
 	cat <<HDR
 # Benchmarks
@@ -152,6 +223,8 @@ The machine is shared and noisy: compare rows of one run, not across runs.
 \`\`\`
 $(grep -E '^(BM_|Benchmark|---)' "$out/bench.txt")
 \`\`\`
+
+$(single_section)
 
 ## One storm, one watcher at a time (hyperfine)
 
@@ -199,6 +272,33 @@ listmount/statmount.
 \`\`\`
 $(cat "$out/recovery.txt")
 \`\`\`
+
+## The embedding examples
+
+### unit-tracker: a service manager's table of every mount
+
+\`tests/examples/bench-unit-tracker.sh $build 150\`, in a private mount
+namespace: N tmpfs mounts, then \`unit-tracker --compare\`, then 150
+changes (mount, remount read-only, unmount): 30 ms apart ("paced"), the same
+without remounts ("attach"), or back to back ("burst"). Both ways run on
+unit-tracker's one thread on the same changes: "events" is the CPU inside
+\`mr_router_dispatch()\` and the event handling, "re-read" the CPU of
+re-reading and diffing \`/proc/self/mountinfo\` on each POLLPRI, after
+start-up; "tables": the two tables and listmount, compared at exit.
+
+$(cat "$out/unit-tracker.md")
+
+### container-manager: 200 containers through one router
+
+\`unshare -m --propagation private $build/examples/container-manager --containers 200 --seconds 30 --source SOURCE\`
+(each container its own mount namespace, tmpfs root and pivot_root,
+mounting, moving and unmounting at random, replaced when it exits; at the
+end each container's list is compared with listmount of its namespace):
+
+| source | result |
+|---|---|
+| fanotify (one group, a mark per namespace) | $(tr '\n' ' ' <"$out/cm-fanotify.txt") |
+| mountinfo | $(tr '\n' ' ' <"$out/cm-mountinfo.txt") |
 HDR
 	if ((vm)); then
 		cat <<VM
@@ -215,6 +315,7 @@ $(cat "$out/vm.txt")
 VM
 	fi
 } >BENCHMARKS.md
+cp "$out/single.svg" bench/single_change.svg 2>/dev/null || true
 cp "$out/storm.svg" bench/storm.svg 2>/dev/null || true
 cp "$out/paced.svg" bench/paced.svg 2>/dev/null || true
 cp "$out/trickle.svg" bench/trickle.svg 2>/dev/null || true

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -61,14 +62,19 @@ static int key_of(struct mr__mount *m, void *arg)
 	return m->old_id ? mr__mi_diff_set_key(&r->p->diff, m->old_id, m->pub.id) : 0;
 }
 
-/* Is the mirror's record what @line says, as far as a remount can change it? */
+/*
+ * Is the mirror's record what @line says, as far as a remount or a move can
+ * change it?  (A path that differs only because mountinfo shows it from the
+ * process's root costs a statmount that finds nothing new.)
+ */
 static bool line_matches(struct mr__attr_pass *p, const char *line, size_t n, struct mr__mount *m)
 {
 	struct mr__mount *seen;
 
 	if (mr__mountinfo_parse_line(line, n, &p->scratch, &seen) < 0)
 		return false;
-	bool same = mr__mount_attrs_same(m, seen);
+	bool same = mr__mount_attrs_same(m, seen) && m->path_len == seen->path_len &&
+		    !memcmp(m->pub.path, seen->pub.path, m->path_len);
 	mr__mount_unref(seen);
 	return same;
 }

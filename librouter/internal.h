@@ -236,6 +236,25 @@ int mr__listmount_below(uint64_t ns_id, uint64_t mnt_id, uint64_t *syscalls, uin
 
 void mr__statmount_buf_free(struct mr__statmount_buf *buf);
 
+/* ---- mount_ids.c: a namespace's mount IDs and mount count ---- */
+
+struct mr__ids {
+	uint64_t *v; /* ascending */
+	size_t n, cap;
+};
+
+void mr__ids_free(struct mr__ids *ids);
+/* Room for @n IDs in all; 0 or -ENOMEM. */
+int mr__ids_reserve(struct mr__ids *ids, size_t n);
+/* Every mount ID of namespace @ns_id (0: ours) into @ids; 0 or -errno. */
+int mr__ids_list(uint64_t ns_id, struct mr__ids *ids, uint64_t *syscalls);
+/* Appends the IDs above the last one in @ids; how many, or -errno. */
+long mr__ids_list_new(uint64_t ns_id, struct mr__ids *ids, uint64_t *syscalls);
+/* The namespace's mount count (NS_MNT_GET_INFO, 6.12), or -errno. */
+long mr__ids_count(int nsfd);
+/* Lines of a mountinfo file (2 syscalls or more), or -errno. */
+long mr__ids_count_mountinfo(int fd);
+
 /* ---- mirror.c: one namespace's mount table, keyed by mount ID ---- */
 
 struct mr__sb_ent {
@@ -571,6 +590,8 @@ struct mr__pass_clock {
 	uint64_t credits;        /* records of this batch not yet matched with a POLLPRI */
 	uint64_t unverified;     /* POLLPRIs records explained since the last pass */
 	uint64_t burst;          /* of which came in the last burst */
+	uint64_t bursts;         /* bursts (two or more) since the last pass */
+	uint64_t record_run;     /* records in a row closer than BURST_GAP_NS */
 	uint64_t explained_ns;   /* when the last was explained */
 	uint64_t record_ns;      /* router time spent on records since the last pass */
 	uint64_t last_record_ns;

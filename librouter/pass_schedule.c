@@ -15,8 +15,8 @@
  *    the namespace's event counter within the router's wake-up latency of
  *    an attach or detach (the two show as one POLLPRI), or that came while
  *    the router was reading a backlog of records.  Both need changes close
- *    together: after a burst of them (two or more POLLPRIs explained less
- *    than BURST_GAP_NS apart), a verification pass runs once records pause
+ *    together: after a burst of them (two or more POLLPRIs explained, or
+ *    records applied, less than BURST_GAP_NS apart), a verification pass runs once records pause
  *    for VERIFY_QUIET_NS, and no sooner than VERIFY_DUTY times the last
  *    pass's cost after it (at most 1/VERIFY_DUTY of the time: 0.75 s
  *    between passes at 10,000 mounts, whose pass takes ~15 ms).  A change
@@ -41,7 +41,7 @@ uint64_t mr__pass_due(const struct mr__pass_clock *c, uint64_t now)
 			return 0;
 		best = at - now;
 	}
-	if (c->unverified && c->burst >= 2) {
+	if (c->unverified && c->bursts) {
 		/*
 		 * Changes came close together: once they pause, and at most
 		 * 1/VERIFY_DUTY of the time since the last pass.
@@ -74,6 +74,8 @@ void mr__pass_done(struct mr__pass_clock *c, uint64_t start_ns, uint64_t end_ns)
 	c->suspect_ns = 0;
 	c->unverified = 0;
 	c->burst = 0;
+	c->bursts = 0;
+	c->record_run = 0;
 	c->record_ns = 0;
 	c->pass_cost_ns = end_ns - start_ns;
 	c->pass_end_ns = end_ns;
@@ -87,6 +89,8 @@ static void explained(struct mr__pass_clock *c, uint64_t now)
 		c->burst++;
 	else
 		c->burst = 1;
+	if (c->burst == 2)
+		c->bursts++;
 	c->explained_ns = now;
 }
 
@@ -94,6 +98,16 @@ void mr__pass_records(struct mr__pass_clock *c, uint64_t n, uint64_t spent_ns, u
 {
 	if (!n)
 		return;
+	/*
+	 * Records close together are changes close together, however few
+	 * POLLPRIs they came with (a storm coalesces many into one).
+	 */
+	if (n > 1 || (c->last_record_ns && now - c->last_record_ns < MR__PASS_BURST_GAP_NS)) {
+		if (!c->record_run++)
+			c->bursts++;
+	} else {
+		c->record_run = 0;
+	}
 	c->record_ns += spent_ns;
 	c->last_record_ns = now;
 	c->credits += n;

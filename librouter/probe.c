@@ -43,13 +43,19 @@ static void probe_listmount(void)
 			struct mr_statmount sm;
 			char room[sizeof(struct mr_statmount) + 4096];
 		} u;
+		/*
+		 * A kernel ignores mask bits it does not know (6.12 does), and
+		 * clears one whose string is empty: the root mount's options and
+		 * source are not.  EOVERFLOW: the string did not fit, but the
+		 * kernel knows it.
+		 */
 		long rc = syscall(__NR_statmount, &sreq, &u, sizeof(u), 0);
-		/* EOVERFLOW: the option string did not fit, but the kernel knows it. */
-		features.statmount_opts = rc == 0 || errno == EOVERFLOW;
-		/* Unknown mask bits are EINVAL. */
+		features.statmount_opts =
+			(rc == 0 && (u.sm.mask & STATMOUNT_MNT_OPTS)) || (rc < 0 && errno == EOVERFLOW);
 		sreq.param = STATMOUNT_SB_SOURCE;
 		rc = syscall(__NR_statmount, &sreq, &u, sizeof(u), 0);
-		features.statmount_sb_source = rc == 0 || errno == EOVERFLOW;
+		features.statmount_sb_source =
+			(rc == 0 && (u.sm.mask & STATMOUNT_SB_SOURCE)) || (rc < 0 && errno == EOVERFLOW);
 	}
 }
 

@@ -27,53 +27,44 @@
  * in the same O(new).
  *
  * Moves, remounts and mount_setattr(2) leave the ID set as it was.  A
- * POLLPRI the ID set does not explain therefore gets an O(table) pass, but
- * only while a subscriber of the namespace asks for those kinds
- * (pass_unexplained()).  A POLLPRI that the ID set does explain may still
- * hide one (the kernel coalesces events between two polls): while such
- * kinds are wanted, the same pass runs once the namespace has been quiet
- * for VERIFY_QUIET_NS, and at the latest VERIFY_MAX_NS after it was owed.
+ * POLLPRI the ID set does not explain therefore gets a pass (attr_pass.c:
+ * one read of mountinfo, the mounts whose line changed looked up), but only
+ * while a subscriber of the namespace asks for those kinds.  A POLLPRI the
+ * ID set does explain may still hide one: the same schedule as fanotify's
+ * records (pass_schedule.c) says when to verify, the ID set's changes
+ * standing for records.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "mountrouter-uapi.h"
 
-#define IDS_MIN 1024
+/* The whole listing that checks a conclusion drawn from counts. */
 #define VERIFY_QUIET_NS 50000000ull      /* 50 ms */
 #define VERIFY_MAX_NS 1000000000ull      /* 1 s */
 #define VERIFY_DUTY 100
 
 /* The kinds an ID set cannot tell: they need a pass over the table. */
-#define KINDS_FLAGS (MR_KIND(MR_EVENT_READONLY) | MR_KIND(MR_EVENT_ATTR) | MR_KIND(MR_EVENT_MOVE))
-/* Of those, the ones flags, parent and propagation may miss (options, same-parent moves). */
-#define KINDS_FULL (MR_KIND(MR_EVENT_ATTR) | MR_KIND(MR_EVENT_MOVE))
-
-struct lm_ids {
-	uint64_t *v;
-	size_t n, cap;
-};
+#define KINDS_PASS (MR_KIND(MR_EVENT_READONLY) | MR_KIND(MR_EVENT_ATTR) | MR_KIND(MR_EVENT_MOVE))
 
 struct lm_state {
 	struct mr__ns *ns;
-	int mi_fd;
+	struct mr__attr_pass pass; /* mountinfo: the doorbell, and read by passes */
+	struct mr__pass_clock clock;
 	uint64_t ns_id;          /* for the syscalls: 0 names our own namespace */
 	struct mr__watch mi_watch, timer;
 	unsigned live;           /* watches the reactor still holds */
 	bool timer_armed;
-	struct lm_ids known, next; /* the last listing; the one being read */
-	uint64_t owed_since_ns;  /* a pass owed for coalesced POLLPRIs, or 0 */
+	struct mr__ids known, next; /* the last listing; the one being read */
 	uint64_t last_pollpri_ns;
 	bool counts_ok;          /* NS_MNT_GET_INFO counts what listmount lists */
 	uint64_t verify_since_ns; /* known rests on counts since then, or 0 */
 	uint64_t full_cpu_ns;    /* CPU time of the last whole listing */
-	struct mr__table scratch; /* mounts a pass looks at */
 };
 
 static int lm_probe(void)
@@ -83,12 +74,9 @@ static int lm_probe(void)
 
 static void state_free(struct lm_state *st)
 {
-	if (st->mi_fd >= 0)
-		close(st->mi_fd);
-	mr__free(st->known.v);
-	mr__free(st->next.v);
-	mr__table_clear(&st->scratch);
-	mr__free(st->scratch.v);
+	mr__attr_pass_free(&st->pass);
+	mr__ids_free(&st->known);
+	mr__ids_free(&st->next);
 	mr__free(st);
 }
 
@@ -100,99 +88,13 @@ static void watch_released(struct mr__watch *w)
 		state_free(st);
 }
 
-/*
- * Every mount ID of the namespace into @ids, ascending, in one listmount
- * call when the array has room (it is kept at least half empty).
- */
-static int list_ids(struct lm_state *st, struct lm_ids *ids)
-{
-	struct mr_mnt_id_req req = {
-		.size = st->ns_id ? MR_MNT_ID_REQ_SIZE_VER1 : MR_MNT_ID_REQ_SIZE_VER0,
-		.mnt_id = LSMT_ROOT,
-		.mnt_ns_id = st->ns_id,
-	};
-	uint64_t calls = 0;
-	int err = 0;
-
-	ids->n = 0;
-	for (;;) {
-		if (ids->cap < IDS_MIN || ids->cap - ids->n < ids->cap / 2) {
-			size_t cap = ids->cap < IDS_MIN ? IDS_MIN : ids->cap * 2;
-			uint64_t *v = mr__realloc(ids->v, cap * sizeof(*v));
-			if (!v) {
-				err = -ENOMEM;
-				break;
-			}
-			ids->v = v;
-			ids->cap = cap;
-		}
-		size_t room = ids->cap - ids->n;
-		long got = syscall(__NR_listmount, &req, ids->v + ids->n, room, 0);
-		calls++;
-		if (got < 0) {
-			if (errno == EINTR)
-				continue;
-			err = errno == E2BIG && st->ns_id ? -EOPNOTSUPP : -errno;
-			break;
-		}
-		ids->n += (size_t)got;
-		if ((size_t)got < room)
-			break;
-		req.param = ids->v[ids->n - 1]; /* IDs above the last one */
-	}
-	mr__router_count_syscalls(st->ns->r, calls);
-	return err;
-}
-
-/* The number of mounts in the namespace (NS_MNT_GET_INFO, 6.12), or -errno. */
+/* NS_MNT_GET_INFO's count (6.12), or -errno; counted as a syscall. */
 static long count_mounts(struct lm_state *st)
 {
-	struct mr_mnt_ns_info info = {.size = MR_MNT_NS_INFO_SIZE_VER0};
-
+	if (!mr__probe()->ns_mnt_next)
+		return -ENOTTY;
 	mr__router_count_syscalls(st->ns->r, 1);
-	if (ioctl(st->ns->nsfd, NS_MNT_GET_INFO, &info) < 0)
-		return -errno;
-	return info.nr_mounts;
-}
-
-/*
- * The IDs above the last known one, appended to st->known (they sort after
- * it).  Returns how many, or -errno.
- */
-static long list_new_ids(struct lm_state *st)
-{
-	struct mr_mnt_id_req req = {
-		.size = st->ns_id ? MR_MNT_ID_REQ_SIZE_VER1 : MR_MNT_ID_REQ_SIZE_VER0,
-		.mnt_id = LSMT_ROOT,
-		.param = st->known.n ? st->known.v[st->known.n - 1] : 0,
-		.mnt_ns_id = st->ns_id,
-	};
-	struct lm_ids *ids = &st->known;
-	size_t start = ids->n;
-
-	for (;;) {
-		if (ids->cap - ids->n < 64) {
-			size_t cap = ids->cap < IDS_MIN ? IDS_MIN : ids->cap * 2;
-			uint64_t *v = mr__realloc(ids->v, cap * sizeof(*v));
-			if (!v)
-				return -ENOMEM;
-			ids->v = v;
-			ids->cap = cap;
-		}
-		size_t room = ids->cap - ids->n;
-		long got = syscall(__NR_listmount, &req, ids->v + ids->n, room, 0);
-		mr__router_count_syscalls(st->ns->r, 1);
-		if (got < 0) {
-			if (errno == EINTR)
-				continue;
-			ids->n = start;
-			return -errno;
-		}
-		ids->n += (size_t)got;
-		if ((size_t)got < room)
-			return (long)(ids->n - start);
-		req.param = ids->v[ids->n - 1];
-	}
+	return mr__ids_count(st->ns->nsfd);
 }
 
 static int lm_lookup(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret)
@@ -205,22 +107,6 @@ static int lm_lookup(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret)
 	return err;
 }
 
-/* Lines of the namespace's mountinfo, as seen by the process we know in it. */
-static long mountinfo_lines(struct lm_state *st)
-{
-	char buf[16384];
-	long lines = 0;
-	ssize_t n;
-
-	if (lseek(st->mi_fd, 0, SEEK_SET) < 0)
-		return -errno;
-	while ((n = read(st->mi_fd, buf, sizeof(buf))) > 0)
-		for (ssize_t i = 0; i < n; i++)
-			lines += buf[i] == '\n';
-	mr__router_count_syscalls(st->ns->r, 2);
-	return n < 0 ? -errno : lines;
-}
-
 /*
  * Whether listmount sees all of another namespace: as many mounts as its
  * mountinfo lists (once, at open; the doorbell never reads it).  Counts
@@ -230,31 +116,24 @@ static long mountinfo_lines(struct lm_state *st)
 static int check_foreign(struct lm_state *st, size_t listed)
 {
 	uint64_t calls = 0;
+	int err = -EOPNOTSUPP;
 
 	for (int tries = 0; tries < 3; tries++) {
-		long lines = mountinfo_lines(st);
-		if (lines < 0)
-			return (int)lines;
-		if ((size_t)lines <= listed)
-			return 0;
-		/* Recount what listmount sees now. */
-		struct mr_mnt_id_req req = {.size = MR_MNT_ID_REQ_SIZE_VER1, .mnt_id = LSMT_ROOT,
-					    .mnt_ns_id = st->ns_id};
-		uint64_t ids[1024];
-		long got, total = 0;
-		do {
-			got = syscall(__NR_listmount, &req, ids, MR__ARRAY_SIZE(ids), 0);
-			calls++;
-			if (got < 0)
-				return -errno;
-			total += got;
-			if (got)
-				req.param = ids[got - 1];
-		} while (got == (long)MR__ARRAY_SIZE(ids));
-		listed = (size_t)total;
+		long lines = mr__ids_count_mountinfo(st->pass.fd);
+		calls += 2;
+		if (lines < 0 || (size_t)lines <= listed) {
+			err = lines < 0 ? (int)lines : 0;
+			break;
+		}
+		/* Look again at what listmount sees now. */
+		err = mr__ids_list(st->ns_id, &st->next, &calls);
+		if (err < 0)
+			break;
+		listed = st->next.n;
+		err = -EOPNOTSUPP;
 	}
 	mr__router_count_syscalls(st->ns->r, calls);
-	return -EOPNOTSUPP;
+	return err;
 }
 
 static int lm_read_table(struct mr__ns *ns, struct mr__table *ret)
@@ -262,7 +141,7 @@ static int lm_read_table(struct mr__ns *ns, struct mr__table *ret)
 	struct lm_state *st = ns->src;
 	uint64_t calls = 0;
 	size_t start = ret->n;
-	long before = mr__probe()->ns_mnt_next ? count_mounts(st) : -ENOTTY;
+	long before = count_mounts(st);
 	int err = mr__listmount_table(st->ns_id, &ns->smbuf, &calls, ret);
 
 	mr__router_count_syscalls(ns->r, calls);
@@ -280,14 +159,8 @@ static int lm_read_table(struct mr__ns *ns, struct mr__table *ret)
 			return err;
 	}
 	/* The table is what the next listing is compared with. */
-	if (st->known.cap < ret->n - start) {
-		size_t cap = ret->n - start < IDS_MIN ? IDS_MIN : 2 * (ret->n - start);
-		uint64_t *v = mr__realloc(st->known.v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		st->known.v = v;
-		st->known.cap = cap;
-	}
+	if (mr__ids_reserve(&st->known, ret->n - start) < 0)
+		return -ENOMEM;
 	st->known.n = 0;
 	for (size_t i = start; i < ret->n; i++)
 		st->known.v[st->known.n++] = ret->v[i]->pub.id;
@@ -297,46 +170,19 @@ static int lm_read_table(struct mr__ns *ns, struct mr__table *ret)
 	return 0;
 }
 
-static int collect(struct mr__mount *m, void *arg)
+/* The pass (attr_pass.c), and what the schedule must know of it. */
+static void run_pass(struct lm_state *st)
 {
-	return mr__table_push(arg, mr__mount_ref(m));
-}
+	uint64_t t0 = mr__now_ns();
 
-/*
- * The O(table) pass for changes that leave the ID set alone: moves,
- * remounts, mount_setattr(2).  Flags, parent and propagation first (a
- * statmount without strings per mount); if that finds nothing and a
- * subscriber wants options or moves, every mount in full, for a remount that
- * changed filesystem options only or a move under the same parent.  One
- * function, so that a cheaper pass can take its place.
- */
-static void pass_unexplained(struct lm_state *st, uint32_t wanted)
-{
-	struct mr__ns *ns = st->ns;
-	uint64_t cpu0 = mr__thread_cpu_ns();
-	size_t found = 0;
-
-	st->owed_since_ns = 0;
-	if (mr__mirror_each(&ns->mirror, collect, &st->scratch) < 0) {
-		/* No memory to list the mounts: a resync reads them all instead. */
-		mr__table_clear(&st->scratch);
-		mr__router_loss(ns);
-		return;
-	}
-	mr__router_stamp(ns->r);
-	for (size_t i = 0; i < st->scratch.n; i++)
-		found += mr__router_recheck_flags(ns, st->scratch.v[i]->pub.id);
-	if (!found && (wanted & KINDS_FULL))
-		for (size_t i = 0; i < st->scratch.n; i++)
-			mr__router_recheck(ns, st->scratch.v[i]->pub.id);
-	mr__table_clear(&st->scratch);
-	mr__router_count_sweep(ns->r, mr__thread_cpu_ns() - cpu0);
+	mr__attr_pass_run(&st->pass, st->ns);
+	mr__pass_done(&st->clock, t0, mr__now_ns());
 }
 
 /* Routes what differs between the last listing and this one; returns how many. */
 static size_t diff_ids(struct lm_state *st)
 {
-	const struct lm_ids *a = &st->known, *b = &st->next;
+	const struct mr__ids *a = &st->known, *b = &st->next;
 	size_t i = 0, j = 0, changed = 0;
 
 	/* Detaches first: an ID that went and one that came are unrelated mounts. */
@@ -372,10 +218,12 @@ static size_t diff_ids(struct lm_state *st)
 static long full_listing(struct lm_state *st)
 {
 	uint64_t cpu0 = mr__thread_cpu_ns();
-	long before = mr__probe()->ns_mnt_next ? count_mounts(st) : -ENOTTY;
-	struct lm_ids t;
-	int err = list_ids(st, &st->next);
+	long before = count_mounts(st);
+	struct mr__ids t;
+	uint64_t calls = 0;
+	int err = mr__ids_list(st->ns_id, &st->next, &calls);
 
+	mr__router_count_syscalls(st->ns->r, calls);
 	if (err < 0)
 		return err;
 	size_t changed = diff_ids(st);
@@ -401,7 +249,10 @@ static long quick_listing(struct lm_state *st)
 		return -1;
 	}
 	size_t old_n = st->known.n;
-	long k = list_new_ids(st);
+	uint64_t calls = 0;
+	long k = mr__ids_list_new(st->ns_id, &st->known, &calls);
+
+	mr__router_count_syscalls(st->ns->r, calls);
 	if (k < 0)
 		return -1;
 	if ((size_t)n != old_n + (size_t)k) {
@@ -435,14 +286,15 @@ static void on_pollpri(struct mr__watch *w, int res, const void *buf, size_t len
 		mr__router_loss(st->ns);
 		return;
 	}
-
-	uint32_t wanted = mr__router_kinds_wanted(st->ns);
-	if (!(wanted & KINDS_FLAGS))
-		return;
-	if (!changed)
-		pass_unexplained(st, wanted);
-	else if (!st->owed_since_ns)
-		st->owed_since_ns = st->last_pollpri_ns;
+	/*
+	 * The IDs that changed are this POLLPRI's records; none explains it
+	 * at once (the listing is synchronous, there is nothing to wait for).
+	 */
+	uint64_t now = mr__now_ns();
+	mr__pass_records(&st->clock, (uint64_t)changed, now - st->last_pollpri_ns, now);
+	mr__pass_pollpri(&st->clock, now);
+	if (mr__pass_unexplained_in(&st->clock, now) != UINT64_MAX)
+		mr__pass_judged(&st->clock, false, now);
 }
 
 static void on_timer(struct mr__watch *w, int res, const void *buf, size_t len)
@@ -480,18 +332,14 @@ static void lm_after_batch(struct mr__ns *ns)
 			next = at;
 		}
 	}
-	if (st->owed_since_ns) {
-		uint64_t at = due_at(st, st->owed_since_ns, 0);
-		if (now >= at) {
-			uint32_t wanted = mr__router_kinds_wanted(ns);
-			if (wanted & KINDS_FLAGS)
-				pass_unexplained(st, wanted);
-			else
-				st->owed_since_ns = 0;
-		} else if (at < next) {
-			next = at;
-		}
-	}
+	mr__pass_batch_end(&st->clock);
+	st->clock.wanted = (mr__router_kinds_wanted(ns) & KINDS_PASS) != 0;
+	if (mr__pass_due(&st->clock, now) == 0)
+		run_pass(st);
+	now = mr__now_ns();
+	uint64_t due = mr__pass_due(&st->clock, now);
+	if (due != UINT64_MAX && now + due < next)
+		next = now + due;
 	if (next != UINT64_MAX && !st->timer_armed) {
 		st->timer.timeout_ns = next - now;
 		if (mr__reactor_add(mr__router_reactor(ns->r), &st->timer) == 0)
@@ -503,7 +351,6 @@ static int lm_open(struct mr__ns *ns)
 {
 	const struct mr__features *f = mr__probe();
 	struct lm_state *st;
-	char path[64];
 
 	/* Another namespace is named by mnt_ns_id (6.11); before, only our own. */
 	if (ns->pid && !f->statmount_ns)
@@ -513,25 +360,33 @@ static int lm_open(struct mr__ns *ns)
 		return -ENOMEM;
 	st->ns = ns;
 	st->ns_id = ns->pid ? ns->id : 0;
-	if (ns->pid)
-		snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)ns->pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/mountinfo");
-	st->mi_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (st->mi_fd < 0) {
-		int err = -errno;
-		mr__free(st);
+	/* The first read of mountinfo's lines is the first estimate of a pass's cost. */
+	uint64_t t0 = mr__now_ns();
+	int err = mr__attr_pass_open(&st->pass, ns);
+	if (err < 0) {
+		state_free(st);
 		return err;
 	}
+	st->clock.pass_cost_ns = mr__now_ns() - t0;
+	st->clock.pass_end_ns = mr__now_ns();
 	ns->src = st;
 	return 0;
+}
+
+/* Before a snapshot: what was put off while nobody asked is looked for now. */
+static void lm_settle(struct mr__ns *ns)
+{
+	struct lm_state *st = ns->src;
+
+	if (st->clock.suspect_ns || (!st->clock.wanted && st->clock.unverified))
+		run_pass(st);
 }
 
 static int lm_start(struct mr__ns *ns, struct mr__reactor *re)
 {
 	struct lm_state *st = ns->src;
 
-	st->mi_watch = (struct mr__watch){.fd = st->mi_fd, .mode = MR__WATCH_POLLPRI,
+	st->mi_watch = (struct mr__watch){.fd = st->pass.fd, .mode = MR__WATCH_POLLPRI,
 					  .fn = on_pollpri, .owner = st, .release = watch_released};
 	st->timer = (struct mr__watch){.mode = MR__WATCH_TIMER, .fd = -1, .fn = on_timer,
 				       .owner = st, .release = watch_released};
@@ -562,6 +417,7 @@ const struct mr__source_ops mr__source_listmount = {
 	.open = lm_open,
 	.start = lm_start,
 	.after_batch = lm_after_batch,
+	.settle = lm_settle,
 	.read_table = lm_read_table,
 	.lookup = lm_lookup,
 	.close = lm_close,

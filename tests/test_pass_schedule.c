@@ -132,9 +132,14 @@ static int test_burst_verified(void)
 	}
 	uint64_t last = t + 2 * 100000 + 5000;
 	CHECK(mr__pass_due(&c, last + 1000) != 0); /* records may still come */
+	/* A lone change after the burst does not make it forgotten. */
+	mr__pass_pollpri(&c, last + 500000);
+	mr__pass_records(&c, 1, 20000, last + 505000);
+	mr__pass_batch_end(&c);
+	last += 505000;
 	CHECK(mr__pass_due(&c, last + MR__PASS_VERIFY_QUIET_NS) == 0);
 	mr__pass_done(&c, last + MS, last + 2 * MS);
-	CHECK(c.unverified == 0 && c.burst == 0);
+	CHECK(c.unverified == 0 && c.burst == 0 && c.bursts == 0);
 	/* Another burst soon after: verified no sooner than VERIFY_DUTY passes' time. */
 	t = last + 3 * MS;
 	for (int i = 0; i < 3; i++) {
@@ -145,6 +150,22 @@ static int test_burst_verified(void)
 	uint64_t free_at = last + 2 * MS + MS * MR__PASS_VERIFY_DUTY;
 	CHECK(mr__pass_due(&c, t + 10 * MS) == free_at - (t + 10 * MS));
 	CHECK(mr__pass_due(&c, free_at) == 0);
+	return 0;
+}
+
+/* A storm the kernel coalesced into one POLLPRI: its records make the burst. */
+static int test_coalesced_storm(void)
+{
+	struct mr__pass_clock c = clock_at(0, MS);
+	uint64_t t = 1000 * MS;
+
+	mr__pass_pollpri(&c, t);
+	for (int i = 0; i < 40; i++)
+		mr__pass_records(&c, 1, 20000, t + 1000 + (uint64_t)i * 30000);
+	mr__pass_batch_end(&c);
+	uint64_t last = t + 1000 + 39 * 30000;
+	CHECK(c.unverified == 1 && c.bursts == 1);
+	CHECK(mr__pass_due(&c, last + MR__PASS_VERIFY_QUIET_NS) == 0);
 	return 0;
 }
 
@@ -299,6 +320,7 @@ int main(void)
 	fail |= RUN(test_not_wanted);
 	fail |= RUN(test_remount_storm);
 	fail |= RUN(test_burst_verified);
+	fail |= RUN(test_coalesced_storm);
 	fail |= RUN(test_duty_bound);
 	fail |= RUN(test_diff);
 	fail |= RUN(test_order);

@@ -130,24 +130,24 @@ static void unsubscribe(struct ns_entry *e)
 
 /*
  * One line per namespace, named as lsns names it (the nsfs inode), the
- * router's ID beside; when it is watched by another source than the
- * router's (a limit reached, a kernel that cannot name it), which and why.
+ * router's ID beside, and when it is watched by another source than the
+ * router's (a limit reached, a kernel that cannot name it), a second one
+ * saying which and why.
  */
 static void announce(struct mw_watch *w, const struct ns_entry *e, const char *how)
 {
 	const char *name = "", *why = "";
-	char pid[32] = "";
 
 	if (e->pid > 0)
-		snprintf(pid, sizeof(pid), ", pid %d", (int)e->pid);
+		fprintf(stderr, "mountwatch: watching mount namespace %llu (id %llu, %s, pid %d)\n",
+			(unsigned long long)e->ino, (unsigned long long)e->id, how, (int)e->pid);
+	else
+		fprintf(stderr, "mountwatch: watching mount namespace %llu (id %llu, %s)\n",
+			(unsigned long long)e->ino, (unsigned long long)e->id, how);
 	if (mr_router_ns_source(w->r, e->id, &name, &why) == 0 &&
 	    strcmp(name, mr_router_source(w->r)))
-		fprintf(stderr,
-			"mountwatch: watching mount namespace %llu (id %llu, %s%s) with source %s: %s\n",
-			(unsigned long long)e->ino, (unsigned long long)e->id, how, pid, name, why);
-	else
-		fprintf(stderr, "mountwatch: watching mount namespace %llu (id %llu, %s%s)\n",
-			(unsigned long long)e->ino, (unsigned long long)e->id, how, pid);
+		fprintf(stderr, "mountwatch: mount namespace %llu: source %s: %s\n",
+			(unsigned long long)e->ino, name, why);
 }
 
 static int check_subtrees(const struct mw_watch *w, const struct ns_entry *e);

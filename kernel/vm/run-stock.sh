@@ -57,5 +57,6 @@ scenario mw_namespaces_auto test_namespaces.sh auto
 scenario mw_overrun_"$source" test_overrun.sh "$source"
 scenario mw_cli test_cli.sh
 
-exec "$here/run.sh" --kernel "$kernel" --timeout "${MR_STOCK_TIMEOUT:-500}" \
+# 1,000 namespaces (test_namespaces) need more than run.sh's 512 MB.
+exec "$here/run.sh" --kernel "$kernel" --timeout "${MR_STOCK_TIMEOUT:-500}" --memory 1024 \
 	"${files[@]}" "${progs[@]}" "${wrappers[@]}"
