@@ -7,9 +7,13 @@
  * superblock's other mounts, set_group, nothing for mounts whose attach
  * failed), each step followed by the truth check of truth.h: the records,
  * applied to a mirror of the namespace, give what listmount/statmount say.
+ * Also in an unprivileged user's own user and mount namespace, and the
+ * EACCES of a directory the caller may not search.
  * pivot_root is in watch_pivot: after it no single watch sees the whole
  * namespace (a watch stays with its mount), so a mirror needs two.
  */
+#include <sys/prctl.h>
+
 #include "truth.h"
 
 #ifndef MOVE_MOUNT_SET_GROUP
@@ -272,6 +276,115 @@ static int test_rmdir_other_ns(void)
 	return T_PASS;
 }
 
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	int ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : -1;
+}
+
+/* In the child: become uid 65534, root of a new user and mount namespace. */
+static int enter_userns(void)
+{
+	if (setgid(65534) < 0 || setuid(65534) < 0)
+		FAILF("setuid: %s", strerror(errno));
+	/* setuid() made us undumpable: /proc/self would stay root's. */
+	CHECK(prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0);
+	CHECK(unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0);
+	CHECK(write_file("/proc/self/setgroups", "deny") == 0);
+	CHECK(write_file("/proc/self/uid_map", "0 65534 1") == 0);
+	CHECK(write_file("/proc/self/gid_map", "0 65534 1") == 0);
+	CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+	return T_PASS;
+}
+
+/*
+ * An unprivileged user's own user and mount namespace: watches, records
+ * and the truth check work there as they do for root, for the mounts that
+ * user may make.
+ */
+static int userns_child(void)
+{
+	static struct truth tu;
+
+	CHECK(enter_userns() == T_PASS);
+	/* The scratch tmpfs, mounted by root, is ours to mount on now. */
+	CHECK(tr_init(&tu, 256) == T_PASS);
+	mkdirs("un/a", "un/b", "un/c");
+	STEP(&tu, mount_tmpfs("un/a", 0) == 0);
+	STEP(&tu, mkdir("un/a/s", 0755) == 0 && mount_tmpfs("un/a/s", 0) == 0);
+	STEP(&tu, mount("un/a", "un/b", NULL, MS_BIND | MS_REC, NULL) == 0);
+	STEP(&tu, mount(NULL, "un/a", NULL, MS_SHARED, NULL) == 0);
+	STEP(&tu, mount("un/a", "un/c", NULL, MS_BIND, NULL) == 0);
+	STEP(&tu, mkdir("un/a/p", 0755) == 0 && mount_tmpfs("un/a/p", 0) == 0);
+	STEP(&tu, mount(NULL, "un/a", NULL, MS_REMOUNT | MS_RDONLY, NULL) == 0);
+	STEP(&tu, mount("un/b", "un/c/p", NULL, MS_MOVE, NULL) == 0);
+	STEP(&tu, umount2("un/c", MNT_DETACH) == 0);
+	STEP(&tu, umount2("un/a", MNT_DETACH) == 0);
+	/* The mounts root made are locked here: not ours to unmount. */
+	errno = 0;
+	STEP(&tu, umount("/tmp/vt") < 0 && errno == EINVAL);
+	tr_fini(&tu);
+	return T_PASS;
+}
+
+static int run_child(int (*fn)(void))
+{
+	pid_t pid = fork();
+	int st;
+
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(fn());
+	CHECK(waitpid(pid, &st, 0) == pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		FAILF("child: %s %d", WIFEXITED(st) ? "exit" : "signal",
+		      WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	return T_PASS;
+}
+
+static int test_userns(void)
+{
+	mkdirs("un", NULL, NULL);
+	CHECK(chown("un", 65534, 65534) == 0);
+	CHECK(run_child(userns_child) == T_PASS);
+	/* What happened in the child's namespace is not ours to hear. */
+	STEP(&t, 1);
+	return T_PASS;
+}
+
+/* watch_mount() needs search permission on the directory watched. */
+static int eacces_child(void)
+{
+	int rfd, wfd = make_queue(8, &rfd);
+
+	if (setgid(65534) < 0 || setuid(65534) < 0)
+		FAILF("setuid: %s", strerror(errno));
+	errno = 0;
+	CHECK(watch_mount(AT_FDCWD, "ea/closed", 0, wfd, 1) < 0 && errno == EACCES);
+	errno = 0;
+	CHECK(watch_mount(AT_FDCWD, "ea/closed/in", 0, wfd, 1) < 0 && errno == EACCES);
+	/* Readable but not searchable is not enough either. */
+	errno = 0;
+	CHECK(watch_mount(AT_FDCWD, "ea/readonly", 0, wfd, 1) < 0 && errno == EACCES);
+	CHECK(watch_mount(AT_FDCWD, "ea/open", 0, wfd, 1) == 0);
+	close(wfd);
+	close(rfd);
+	return T_PASS;
+}
+
+static int test_eacces(void)
+{
+	mkdirs("ea", "ea/closed", "ea/open");
+	mkdirs("ea/closed/in", "ea/readonly", NULL);
+	CHECK(chmod("ea", 0755) == 0 && chmod("ea/closed", 0700) == 0 &&
+	      chmod("ea/readonly", 0744) == 0 && chmod("ea/open", 0711) == 0);
+	return run_child(eacces_child);
+}
+
 /* With arguments, only the tests named (e.g. test_set_group). */
 static int only(int argc, char **argv, const char *name)
 {
@@ -302,6 +415,8 @@ int main(int argc, char **argv)
 	RUN_IF(test_attach_error);
 	RUN_IF(test_expiry);
 	RUN_IF(test_rmdir_other_ns);
+	RUN_IF(test_userns);
+	RUN_IF(test_eacces);
 	fprintf(stderr, "     %lu records applied, %d mounts at the end\n",
 		t.records, t.n);
 	tr_fini(&t);
