@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Races: for a fixed time (3 s, longer if fewer than 500 operations were
- * done by then, at most 120 s), threads mount, unmount, bind, move, remount and
- * change attributes in their own directories, one thread adds and removes
- * watches (and opens and closes whole queues) on those directories, and a
+ * done by then, at most 120 s), threads mount, unmount, bind, move,
+ * remount and change attributes in their own directories, one thread adds
+ * and removes watches (and opens and closes whole queues) on those
+ * directories, and a
  * reader applies the records of a watch on "/" to a mirror as they come.
  * Whenever the workers wait for the reader, and at the end, the truth check
  * of truth.h: the mirror equals listmount/statmount.
  *
- * The queue holds 512 records; the workers stop every 64 operations
- * (at most 4 records each: a superblock remount reports both mounts of the
- * superblock, READONLY and SETATTR) until the reader has drained it with
- * no operation in flight, so that a loss can only mean a kernel fault.
+ * The queue holds 512 records; the workers stop every 32 operations (at
+ * most 8 records each: a superblock remount reports READONLY and SETATTR
+ * for every mount of it, and a worker's four slots can hold four) until
+ * the reader has drained it with no operation in flight, so that a loss
+ * can only mean a kernel fault.
  * Meant for the debug kernel too (KASAN, lockdep, KMEMLEAK, DEBUG_LIST).
  */
 #include <poll.h>
@@ -23,7 +25,7 @@
 
 #define WORKERS 3
 #define SLOTS 4
-#define BATCH 64
+#define BATCH 32
 #define SECONDS 3
 #define MIN_OPS 500      /* at least, however slow the guest */
 #define MAX_SECONDS 120  /* but no longer than this */
