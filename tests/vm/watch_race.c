@@ -4,8 +4,8 @@
  * done by then, at most 120 s), threads mount, unmount, bind, move,
  * remount and change attributes in their own directories, one thread adds
  * and removes watches (and opens and closes whole queues) on those
- * directories, and a
- * reader applies the records of a watch on "/" to a mirror as they come.
+ * directories, and a reader applies the records of a watch on "/" to a
+ * mirror as they come.
  * Whenever the workers wait for the reader, and at the end, the truth check
  * of truth.h: the mirror equals listmount/statmount.
  *
