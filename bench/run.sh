@@ -126,25 +126,20 @@ operations a second. The verdicts are computed from the figures.
 | every kernel loss recovered, under 50 ms for 10,000 mounts | fanotify, a real FAN_Q_OVERFLOW with $(fig recovery fanotify '[.waves[] | select(.kernel_losses > 0) | .mounts] | first') mounts: $(fig recovery fanotify .kernel_losses) loss, $(fig recovery fanotify .resyncs) resync of $rs ms ($rs_cpu ms of router CPU), loss to every subscriber consistent $rec ms, $(fig recovery fanotify .status) | wall $(below "$rec" 50), resync CPU $(below "$rs_cpu" 50); watch_mount: the qemu section (emulated CPU) |
 
 Why the misses: the fanotify source cannot be told which mount a remount or
-\`mount_setattr(2)\` touched, so it finds them by statmount sweeps of the
-whole table: in the trickle run a sweep took $sweep ms of router CPU, one
-re-read of mountinfo by the poller $reread ms, and sweeps were $share% of the
-router's CPU.  For a remount, a source that must look at every mount does
-no better than a poller: the targets need one that names the mount.
-watch_mount does (the qemu section: no sweeps), and so would a BPF program
-on \`path_mount()\` and \`mount_setattr(2)\`, but this host's kernel loads no
-BPF tracing programs (EPERM) and has no kprobes.  Latency: at 2,000
-operations a second the router had arriving mounts in hand within $r_arrive
-us and leaving ones within $r_depart us (p99); the rest of the p99 lies
-between the router waking the subscriber's thread and that thread running,
-on two CPUs the storm keeps busy, and for attribute changes in the sweeps.
-A mount that arrives costs one statmount with strings, for which the kernel
-allocates and frees 12 KiB (3 x PATH_MAX) charged to the memory cgroup: in a
-perf profile of the router thread in a flat-out storm (1,723 samples),
-statmount was in 50% of them and the library's own code in 8%.  On two CPUs
-shared with the storm, a flat-out storm queues behind it.  Coalesced
-changes are flaps (a mount made and lazily unmounted at once): gone before
-anyone can look them up, for every watcher.
+\`mount_setattr(2)\` touched, so it finds them by a pass, one read of
+mountinfo that looks up the mounts whose line changed: in the trickle run a
+pass took $sweep ms of router CPU, one re-read of mountinfo by the poller
+$reread ms, and passes were $share% of the router's CPU.  For a remount, a
+source that must read the whole table does no better than a poller: the
+targets need one that names the mount. watch_mount does (the qemu section),
+and so does the project kernel's fanotify attribute event
+(kernel/patches/0021).  Attach and detach cost O(1): see "One change at a
+time" above, where no pass runs for them.  Latency: at 2,000 operations a
+second the router had arriving mounts in hand within $r_arrive us and
+leaving ones within $r_depart us (p99); the rest of the p99 lies between the
+router waking the subscriber's thread and that thread running, on two CPUs
+the storm keeps busy.  Coalesced changes are flaps (a mount made and lazily
+unmounted at once): gone before anyone can look them up, for every watcher.
 
 TGT
 }
@@ -201,6 +196,13 @@ $(cat "$out/single.md" 2>/dev/null)
 SEC
 }
 us1() { awk '{ if ($1 == "?" || $1 == "") print "?"; else printf "%.1f", $1 }'; }
+
+# Without --vm, the qemu section of the last run that had one is kept as it was.
+kept_vm=
+if ((!vm)) && [[ -f BENCHMARKS.md ]]; then
+	kept_vm=$(awk '/^## The storm on the project.s kernel/ {f=1} f && /^## / && !/project.s kernel/ {f=0} f' BENCHMARKS.md)
+	[[ -z $kept_vm ]] || kept_vm="${kept_vm/\(watch_mount, qemu TCG\)/(watch_mount, qemu TCG; from the last \`bench/run.sh --vm\`, not rerun)}"
+fi
 
 {
 	cat <<HDR
@@ -300,6 +302,9 @@ end each container's list is compared with listmount of its namespace):
 | fanotify (one group, a mark per namespace) | $(tr '\n' ' ' <"$out/cm-fanotify.txt") |
 | mountinfo | $(tr '\n' ' ' <"$out/cm-mountinfo.txt") |
 HDR
+	if ((!vm)) && [[ -n $kept_vm ]]; then
+		printf '\n%s\n' "$kept_vm"
+	fi
 	if ((vm)); then
 		cat <<VM
 
