@@ -810,6 +810,15 @@ static void recover(mr_router *r)
 			pp = &s->next_overrun;
 			continue;
 		}
+		/* Subscribed when the trie had no memory for it: attach it now. */
+		if (!s->attached) {
+			if (mr__trie_add(s->ns->trie, s->prefix, s) < 0) {
+				pp = &s->next_overrun;
+				continue;
+			}
+			s->attached = true;
+			s->ns->n_subs++;
+		}
 		s->overrun = false;
 		struct mr__event *ev = mr__event_marker(MR_EVENT_OVERRUN);
 		if (!ev) {
