@@ -16,6 +16,8 @@ packages=(
 	# the project's kernel (kernel/build.sh) and its VM runner
 	linux-source-6.12 busybox-static qemu-system-x86 flex bison bc libelf-dev libssl-dev cpio
 	xz-utils kmod
+	# fuzzers (libFuzzer: clang and its runtimes) and memcheck
+	clang libclang-rt-dev valgrind
 )
 
 missing=()

@@ -512,56 +512,6 @@ static bool superblock_changed(struct mr__ns *ns, const struct mr__mount *old,
 	       (flags != now->sb_flags || opts != now->sb_opts);
 }
 
-struct below_ctx {
-	const struct mr__mirror *mirror;
-	uint64_t top;
-	struct mr__table t;
-};
-
-static int collect_below(struct mr__mount *m, void *arg)
-{
-	struct below_ctx *b = arg;
-	uint64_t id = m->pub.id;
-
-	/* Up the parent chain, bounded: a cycle in bad input ends it. */
-	for (size_t steps = 0; steps <= b->mirror->n; steps++) {
-		const struct mr__mount *p;
-		if (id == b->top)
-			return mr__table_push(&b->t, mr__mount_ref(m));
-		p = mr__mirror_get(b->mirror, id);
-		if (!p || p->pub.parent_id == id)
-			return 0;
-		id = p->pub.parent_id;
-	}
-	return 0;
-}
-
-/*
- * @top is gone with everything it carried: unmount its mirrored subtree,
- * children before parents, as the detach records that follow would.  Rare
- * (a mount moved, then unmounted, before its move record was read): one
- * pass over the mirror.
- */
-static void unmount_tree(struct mr__ns *ns, struct mr__mount *top)
-{
-	struct below_ctx b = {.mirror = &ns->mirror, .top = top->pub.id};
-
-	if (mr__mirror_each(&ns->mirror, collect_below, &b) < 0 ||
-	    mr__mirror_sort_parents_first(&ns->mirror, b.t.v, b.t.n) < 0) {
-		mr__table_clear(&b.t);
-		mr__router_loss(ns);
-		return;
-	}
-	for (size_t i = b.t.n; i-- > 0;) {
-		struct mr__mount *m = mr__mirror_take(&ns->mirror, b.t.v[i]->pub.id);
-		if (m) {
-			mr__router_emit(ns, MR_EVENT_UNMOUNT, m, NULL, 0);
-			mr__mount_unref(m);
-		}
-	}
-	mr__table_clear(&b.t);
-}
-
 static void apply_change(struct mr__ns *ns, const struct mr__change *c)
 {
 	struct mr__mount *now = NULL, *old;
@@ -601,12 +551,13 @@ static void apply_change(struct mr__ns *ns, const struct mr__change *c)
 	if (err == -ENOENT) {
 		/*
 		 * Gone before we could look: its detach record follows (or was
-		 * read already) and says the rest.  A moved mount that vanished
-		 * is an unmount.
+		 * read already) and says the rest, in the kernel's order
+		 * (children first).  A moved mount that vanished is left to it
+		 * too: reporting it gone here, with what the mirror holds below
+		 * it, would take along mounts moved out from under it by records
+		 * not read yet.
 		 */
-		if (old && c->kind == MR__CHANGE_MOVE) {
-			unmount_tree(ns, old);
-		} else if (c->kind == MR__CHANGE_READONLY || c->kind == MR__CHANGE_SETATTR) {
+		if (c->kind == MR__CHANGE_READONLY || c->kind == MR__CHANGE_SETATTR) {
 			/*
 			 * A remount made through a mount gone since: what it did
 			 * to the superblock shows on its other mounts, and no
