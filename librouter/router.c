@@ -512,6 +512,56 @@ static bool superblock_changed(struct mr__ns *ns, const struct mr__mount *old,
 	       (flags != now->sb_flags || opts != now->sb_opts);
 }
 
+struct below_ctx {
+	const struct mr__mirror *mirror;
+	uint64_t top;
+	struct mr__table t;
+};
+
+static int collect_below(struct mr__mount *m, void *arg)
+{
+	struct below_ctx *b = arg;
+	uint64_t id = m->pub.id;
+
+	/* Up the parent chain, bounded: a cycle in bad input ends it. */
+	for (size_t steps = 0; steps <= b->mirror->n; steps++) {
+		const struct mr__mount *p;
+		if (id == b->top)
+			return mr__table_push(&b->t, mr__mount_ref(m));
+		p = mr__mirror_get(b->mirror, id);
+		if (!p || p->pub.parent_id == id)
+			return 0;
+		id = p->pub.parent_id;
+	}
+	return 0;
+}
+
+/*
+ * @top is gone with everything it carried: unmount its mirrored subtree,
+ * children before parents, as the detach records that follow would.  Rare
+ * (a mount moved, then unmounted, before its move record was read): one
+ * pass over the mirror.
+ */
+static void unmount_tree(struct mr__ns *ns, struct mr__mount *top)
+{
+	struct below_ctx b = {.mirror = &ns->mirror, .top = top->pub.id};
+
+	if (mr__mirror_each(&ns->mirror, collect_below, &b) < 0 ||
+	    mr__mirror_sort_parents_first(&ns->mirror, b.t.v, b.t.n) < 0) {
+		mr__table_clear(&b.t);
+		mr__router_loss(ns);
+		return;
+	}
+	for (size_t i = b.t.n; i-- > 0;) {
+		struct mr__mount *m = mr__mirror_take(&ns->mirror, b.t.v[i]->pub.id);
+		if (m) {
+			mr__router_emit(ns, MR_EVENT_UNMOUNT, m, NULL, 0);
+			mr__mount_unref(m);
+		}
+	}
+	mr__table_clear(&b.t);
+}
+
 static void apply_change(struct mr__ns *ns, const struct mr__change *c)
 {
 	struct mr__mount *now = NULL, *old;
@@ -551,13 +601,17 @@ static void apply_change(struct mr__ns *ns, const struct mr__change *c)
 	if (err == -ENOENT) {
 		/*
 		 * Gone before we could look: its detach record follows (or was
-		 * read already) and says the rest, in the kernel's order
-		 * (children first).  A moved mount that vanished is left to it
-		 * too: reporting it gone here, with what the mirror holds below
-		 * it, would take along mounts moved out from under it by records
-		 * not read yet.
+		 * read already) and says the rest.  A moved mount that vanished
+		 * no longer hangs where the mirror has it, and its detach may
+		 * come after its old parent's: it goes now, with what the
+		 * mirror holds below it, children first.  A mount moved out
+		 * from under it by a record not read yet comes back when that
+		 * record is read (a move of an unknown mount is a mount, with
+		 * its tree below).
 		 */
-		if (c->kind == MR__CHANGE_READONLY || c->kind == MR__CHANGE_SETATTR) {
+		if (old && c->kind == MR__CHANGE_MOVE) {
+			unmount_tree(ns, old);
+		} else if (c->kind == MR__CHANGE_READONLY || c->kind == MR__CHANGE_SETATTR) {
 			/*
 			 * A remount made through a mount gone since: what it did
 			 * to the superblock shows on its other mounts, and no
@@ -607,8 +661,12 @@ static void apply_change(struct mr__ns *ns, const struct mr__change *c)
 		mr__router_loss(ns);
 		return;
 	}
-	/* Inside a refresh of the tree below a moved mount, the list has its submounts. */
-	if (kind == MR_EVENT_MOVE && !ns->r->in_below)
+	/*
+	 * Inside a refresh of the tree below a moved mount, the list has its
+	 * submounts.  A move record about a mount the mirror lacks brings its
+	 * tree too (it was taken out as part of a tree found gone).
+	 */
+	if ((kind == MR_EVENT_MOVE || c->kind == MR__CHANGE_MOVE) && !ns->r->in_below)
 		defer(ns, DEFER_BELOW, now);
 	if (sb_changed)
 		defer(ns, DEFER_SB, now);
