@@ -22,6 +22,8 @@ packages=(
 	abigail-tools
 	# the stock-kernel matrix (kernel/vm/run-stock.sh): mountwatch's scripts in the guest
 	bash-static
+	# fuzzers (libFuzzer: clang and its runtimes) and memcheck
+	clang libclang-rt-dev valgrind
 )
 
 missing=()

@@ -321,6 +321,8 @@ VM
 	fi
 } >BENCHMARKS.md
 cp "$out/single.svg" bench/single_change.svg 2>/dev/null || true
+# Fuzzing, faults and storms are not measured here: their section is kept.
+cat bench/robustness.md >>BENCHMARKS.md
 cp "$out/storm.svg" bench/storm.svg 2>/dev/null || true
 cp "$out/paced.svg" bench/paced.svg 2>/dev/null || true
 cp "$out/trickle.svg" bench/trickle.svg 2>/dev/null || true

@@ -531,8 +531,13 @@ int mr__mirror_sync(struct mr__mirror *m, struct mr__table *fresh, mr__diff_fn f
 			continue;
 		}
 		now->seen = m->gen;
-		changed[nchanged] = (struct ordered){ .old = mr__mount_ref(old), .now = now,
-						      .idx = nchanged };
+		/*
+		 * Both held until reported: a table read while mounts come and
+		 * go can list one ID twice (mountinfo reuses IDs), and the
+		 * second record then replaces the first in the mirror.
+		 */
+		changed[nchanged] = (struct ordered){ .old = mr__mount_ref(old),
+						      .now = mr__mount_ref(now), .idx = nchanged };
 		nchanged++;
 	}
 	fresh->n = 0;
@@ -555,6 +560,7 @@ int mr__mirror_sync(struct mr__mirror *m, struct mr__table *fresh, mr__diff_fn f
 			err = r;
 		count++;
 		mr__mount_unref(changed[i].old);
+		mr__mount_unref(changed[i].now);
 	}
 
 	qsort(gone, ngone, sizeof(*gone), gone_cmp);

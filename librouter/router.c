@@ -655,7 +655,12 @@ static void apply_change(struct mr__ns *ns, const struct mr__change *c)
 		/*
 		 * Gone before we could look: its detach record follows (or was
 		 * read already) and says the rest.  A moved mount that vanished
-		 * is an unmount.
+		 * no longer hangs where the mirror has it, and its detach may
+		 * come after its old parent's: it goes now, with what the
+		 * mirror holds below it, children first.  A mount moved out
+		 * from under it by a record not read yet comes back when that
+		 * record is read (a move of an unknown mount is a mount, with
+		 * its tree below).
 		 */
 		if (old && c->kind == MR__CHANGE_MOVE) {
 			unmount_tree(ns, old);
@@ -709,8 +714,15 @@ static void apply_change(struct mr__ns *ns, const struct mr__change *c)
 		mr__router_loss(ns);
 		return;
 	}
-	/* Inside a refresh of the tree below a moved mount, the list has its submounts. */
-	if (kind == MR_EVENT_MOVE && !ns->r->in_below && mr__mirror_has_children(&ns->mirror, c->mnt_id))
+	/*
+	 * Inside a refresh of the tree below a moved mount, the list has its
+	 * submounts.  A move record about a mount the mirror lacks brings its
+	 * tree too (it was taken out as part of a tree found gone); otherwise
+	 * only a mount with something under it needs its tree listed.
+	 */
+	if (!ns->r->in_below &&
+	    ((c->kind == MR__CHANGE_MOVE && !old) ||
+	     (kind == MR_EVENT_MOVE && mr__mirror_has_children(&ns->mirror, c->mnt_id))))
 		defer(ns, DEFER_BELOW, now);
 	if (sb_changed)
 		defer(ns, DEFER_SB, now);
@@ -865,6 +877,15 @@ static void recover(mr_router *r)
 		if (!s->ns || mr__sub_queued(s) > s->capacity / 2) {
 			pp = &s->next_overrun;
 			continue;
+		}
+		/* Subscribed when the trie had no memory for it: attach it now. */
+		if (!s->attached) {
+			if (mr__trie_add(s->ns->trie, s->prefix, s) < 0) {
+				pp = &s->next_overrun;
+				continue;
+			}
+			s->attached = true;
+			s->ns->n_subs++;
 		}
 		s->overrun = false;
 		struct mr__event *ev = mr__event_marker(MR_EVENT_OVERRUN);

@@ -118,5 +118,8 @@ int model_router(struct model *k, mr_router **ret, struct view *views, size_t nv
  */
 int model_batch(struct model *k, mr_router *r, struct view *views, size_t nviews);
 
+/* The same, with the views following every event but nothing judged (under a fault). */
+void model_batch_unjudged(struct model *k, mr_router *r, struct view *views, size_t nviews);
+
 /* mirror == model and the mirror is a tree: 0, or 1 with a line on stderr. */
 int model_check_mirror(struct model *k);

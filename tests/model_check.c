@@ -7,11 +7,16 @@
 
 #include "model.h"
 
+static bool lenient;
+
+/* Lenient: the views follow the events but nothing is judged (under a fault). */
 #define FAILF(...)                                                                       \
 	do {                                                                             \
-		fprintf(stderr, "invariant: " __VA_ARGS__);                              \
-		fputc('\n', stderr);                                                     \
-		return 1;                                                                \
+		if (!lenient) {                                                          \
+			fprintf(stderr, "invariant: " __VA_ARGS__);                      \
+			fputc('\n', stderr);                                             \
+			return 1;                                                        \
+		}                                                                        \
 	} while (0)
 
 extern const struct mr__source_ops *mr__source_test;
@@ -73,8 +78,10 @@ static int view_set(struct view *v, uint64_t id, uint64_t parent, const char *pa
 	struct view_ent *e = view_find(v, id);
 
 	if (!e) {
-		if (v->n == MR__ARRAY_SIZE(v->e))
-			FAILF("view of %s overflows", v->prefix);
+		if (v->n == MR__ARRAY_SIZE(v->e)) {
+			fprintf(stderr, "invariant: view of %s overflows\n", v->prefix);
+			return 1;
+		}
 		e = &v->e[v->n++];
 	}
 	e->id = id;
@@ -191,6 +198,13 @@ int model_check_mirror(struct model *k)
 	return 0;
 }
 
+void model_batch_unjudged(struct model *k, mr_router *r, struct view *views, size_t nviews)
+{
+	lenient = true;
+	(void)model_batch(k, r, views, nviews);
+	lenient = false;
+}
+
 int model_batch(struct model *k, mr_router *r, struct view *views, size_t nviews)
 {
 	model_deliver(k);
@@ -209,6 +223,8 @@ int model_batch(struct model *k, mr_router *r, struct view *views, size_t nviews
 			}
 		}
 	}
+	if (lenient)
+		return 0;
 	if (model_check_mirror(k))
 		return 1;
 	for (size_t j = 0; j < nviews; j++) {

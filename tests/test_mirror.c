@@ -483,6 +483,35 @@ static int test_sync_large(void)
 	return 0;
 }
 
+/*
+ * A table read while mounts come and go can list one ID twice (mountinfo
+ * reuses IDs): the last record wins, and each one reported stays alive
+ * while it is (AddressSanitizer saw a use after free here).
+ */
+static int test_sync_duplicate_ids(void)
+{
+	static const struct spec dup[] = {
+		{ 1, 1, "/", "rw" },
+		{ 2, 1, "/a", "rw" },
+		{ 3, 2, "/a/b", "rw" },
+		{ 2, 1, "/c", "ro" },
+		{ 3, 2, "/c/b", "rw" },
+	};
+	struct mr__mirror m;
+	struct mr__table t = { 0 };
+	struct log l = { .n = 0 };
+
+	CHECK(mr__mirror_init(&m) == 0);
+	CHECK(fill(&t, dup, MR__ARRAY_SIZE(dup)) == 0);
+	CHECK(mr__mirror_sync(&m, &t, record, &l) == 5);
+	CHECK(m.n == 3);
+	CHECK(strcmp(mr__mirror_get(&m, 2)->pub.path, "/c") == 0);
+	CHECK(strcmp(mr__mirror_get(&m, 3)->pub.path, "/c/b") == 0);
+	mr__table_clear(&t);
+	mr__mirror_free(&m);
+	return 0;
+}
+
 int main(void)
 {
 	int fails = 0;
@@ -496,6 +525,7 @@ int main(void)
 	fails += RUN(test_growth) != T_EXIT_PASS;
 	fails += RUN(test_tombstones) != T_EXIT_PASS;
 	fails += RUN(test_sync_diff) != T_EXIT_PASS;
+	fails += RUN(test_sync_duplicate_ids) != T_EXIT_PASS;
 	fails += RUN(test_sync_idempotent) != T_EXIT_PASS;
 	fails += RUN(test_sync_callback_error) != T_EXIT_PASS;
 	fails += RUN(test_sync_large) != T_EXIT_PASS;

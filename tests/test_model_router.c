@@ -151,6 +151,33 @@ static int test_move_then_umount_tree(enum model_source src)
 	CHECK(model_move(&k, b, a, "") == 0);
 	CHECK(model_umount(&k, b, true) == 0);
 	CHECK(model_batch(&k, r, views, 3) == 0);
+
+	/*
+	 * Found by fuzz_router: a mount moved, a submount moved out from
+	 * under it, then the first unmounted, in one batch.  The submount
+	 * (and what it carries) stays.
+	 */
+	CHECK(model_mount_new(&k, 1, "p", &a) == 0);
+	CHECK(model_mount_new(&k, a, "q", &b) == 0);
+	CHECK(model_mount_new(&k, b, "c", &c) == 0);
+	CHECK(model_batch(&k, r, views, 3) == 0);
+	CHECK(model_move(&k, a, 1, "s") == 0);
+	CHECK(model_move(&k, b, 1, "r") == 0);
+	CHECK(model_umount(&k, a, true) == 0);
+	CHECK(model_batch(&k, r, views, 3) == 0);
+
+	/*
+	 * Found by fuzz_router: a submount moved out, then its old parent and
+	 * it unmounted, in one batch.  Its old parent must not be reported
+	 * gone while the mirror still holds it there.
+	 */
+	CHECK(model_mount_new(&k, 1, "p", &a) == 0);
+	CHECK(model_mount_new(&k, a, "c", &b) == 0);
+	CHECK(model_batch(&k, r, views, 3) == 0);
+	CHECK(model_move(&k, b, 1, "d") == 0);
+	CHECK(model_umount(&k, a, false) == 0);
+	CHECK(model_umount(&k, b, false) == 0);
+	CHECK(model_batch(&k, r, views, 3) == 0);
 	mr_router_free(r);
 	return 0;
 }
