@@ -9,7 +9,9 @@
  * the slaves a master hands on), MOVE_MOUNT_SET_GROUP (do_set_group),
  * fsconfig(FSCONFIG_CMD_RECONFIGURE) (every mount of the superblock), and
  * an idmapped mount, which 6.12 only allows on a detached tree, attached
- * afterwards (FAN_MNT_ATTACH, no attribute event).  Each check compares a
+ * afterwards (FAN_MNT_ATTACH, no attribute event), and a private tree
+ * moved under a shared mount (each of its mounts is shared now).  Each
+ * check compares a
  * statmount snapshot of the whole namespace taken before and after.  A
  * superblock reconfigure also reaches another namespace's marks, for that
  * namespace's own mounts of it.
@@ -390,6 +392,47 @@ static int test_other_namespace(void)
 	return T_PASS;
 }
 
+/*
+ * A private tree moved under a shared mount becomes shared, mount by mount:
+ * the root is reported moved and changed, its submount changed.
+ */
+static int test_move_onto_shared(void)
+{
+	uint64_t root, kid, changed[SNAP_MAX], want[3][2];
+	struct fev e[8];
+	int n, nc;
+
+	CHECK(mount_tmpfs("sh", 0) == 0);
+	CHECK(mount(NULL, "sh", NULL, MS_SHARED, NULL) == 0);
+	CHECK(mkdir("sh/d", 0755) == 0);
+	CHECK(mount_tmpfs("mv", 0) == 0);
+	CHECK(mount_tmpfs("mv/k", 0) == 0);
+	root = mnt_id("mv");
+	kid = mnt_id("mv/k");
+	CHECK(begin() == 0);
+	CHECK(mount("mv", "sh/d", NULL, MS_MOVE, NULL) == 0);
+	n = fan_read(grp, e, 8);
+	CHECK(snap_take(&after) == 0);
+	snap_diff(&before, &after, changed, &nc);
+	CHECK(nc == 2 && ((changed[0] == root && changed[1] == kid) ||
+			  (changed[0] == kid && changed[1] == root)));
+	want[0][0] = FAN_MNT_ATTACH | FAN_MNT_DETACH, want[0][1] = root;
+	want[1][0] = FAN_MNT_ATTR_CHANGE, want[1][1] = root;
+	want[2][0] = FAN_MNT_ATTR_CHANGE, want[2][1] = kid;
+	for (int i = 0; i < 3; i++) {
+		int seen = 0;
+
+		for (int j = 0; j < n; j++)
+			seen += e[j].mask == want[i][0] && e[j].id == want[i][1];
+		if (seen != 1 || n != 3) {
+			fan_dump(e, n > 0 ? n : 0);
+			FAILF("move onto shared: %d events, want move+attr of %llu, attr of %llu",
+			      n, (unsigned long long)root, (unsigned long long)kid);
+		}
+	}
+	return T_PASS;
+}
+
 int main(void)
 {
 	fan_setup_ns();
@@ -413,5 +456,6 @@ int main(void)
 	RUN(test_fsconfig);
 	RUN(test_idmap);
 	RUN(test_other_namespace);
+	RUN(test_move_onto_shared);
 	return T_PASS;
 }
