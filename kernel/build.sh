@@ -54,7 +54,12 @@ tarball=$(ls /usr/src/linux-source-6.12.tar.xz)
 srcver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
 
 # --- 2. cache key ----------------------------------------------------------
-patches=("$here"/patches/*.patch)
+patches=()
+for p in "$here"/patches/*.patch; do
+	# The cover letter (0000-*) carries no code.
+	case ${p##*/} in 0000-*) continue ;; esac
+	patches+=("$p")
+done
 frags=("$here/config/base.config")
 [ $debug = 0 ] || frags+=("$here/config/debug.config")
 variant=$([ $debug = 1 ] && echo debug || echo base)

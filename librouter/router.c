@@ -277,7 +277,12 @@ void mr__router_emit(struct mr__ns *ns, uint32_t kind, struct mr__mount *old,
 /* The event kind that turns @old into @now. */
 static uint32_t change_kind(const struct mr__mount *old, const struct mr__mount *now)
 {
-	if (strcmp(old->pub.path, now->pub.path))
+	/*
+	 * A new parent is a move even where the path stays: an umount that
+	 * takes a mount's parent away re-parents it onto the grandparent, at
+	 * the same place (fanotify says attach|detach for it).
+	 */
+	if (strcmp(old->pub.path, now->pub.path) || old->pub.parent_id != now->pub.parent_id)
 		return MR_EVENT_MOVE;
 	if (mr__mount_readonly(old) != mr__mount_readonly(now))
 		return MR_EVENT_READONLY;

@@ -489,6 +489,53 @@ static int test_readonly_binds(void)
 	return 0;
 }
 
+/*
+ * An umount that takes a mount's parent away re-parents the mount on top of
+ * it onto the grandparent, at the same path (mainline's mount-notify
+ * selftest "reparent"): a subscriber of moves hears of it.
+ */
+static int test_reparent(void)
+{
+	mr_sub *moves = subscribe("rp", MR_KIND(MR_EVENT_MOVE), 0, 0);
+	mr_sub *all = subscribe("rp", 0, 0, 0);
+	const struct mr_event *ev;
+
+	CHECK(moves && all);
+	CHECK(tu_mkdir(at("rp")) == 0);
+	CHECK(mount("rp", at("rp"), "tmpfs", 0, "size=1m") == 0);
+	EXPECT(all, MR_EVENT_MOUNT, "rp", NULL);
+	CHECK(tu_mkdir(at("rp/a")) == 0 && tu_mkdir(at("rp/b")) == 0);
+	CHECK(mount("a", at("rp/a"), "tmpfs", 0, "size=1m") == 0);
+	EXPECT(all, MR_EVENT_MOUNT, "rp/a", NULL);
+	CHECK(mount(NULL, at("rp/a"), NULL, MS_SHARED, NULL) == 0);
+	EXPECT(all, MR_EVENT_ATTR, "rp/a", NULL);
+	CHECK(mount(at("rp/a"), at("rp/b"), NULL, MS_BIND, NULL) == 0);
+	EXPECT(all, MR_EVENT_MOUNT, "rp/b", NULL);
+	CHECK(mount(NULL, at("rp/b"), NULL, MS_SLAVE, NULL) == 0);
+	EXPECT(all, MR_EVENT_ATTR, "rp/b", NULL);
+	CHECK(tu_mkdir(at("rp/a/x")) == 0);
+	CHECK(mount("x", at("rp/a/x"), "tmpfs", 0, "size=1m") == 0);
+	/* The copy in the slave: order between the two is the kernel's. */
+	for (int i = 0; i < 2; i++) {
+		CHECK((ev = tu_next(all, WAIT_MS, false)) && ev->kind == MR_EVENT_MOUNT);
+		mr_event_unref(ev);
+	}
+	/* On top of the copy only: rp/b is a slave, nothing goes back. */
+	CHECK(mount("top", at("rp/b/x"), "tmpfs", 0, "size=1m") == 0);
+	EXPECT(all, MR_EVENT_MOUNT, "rp/b/x", NULL);
+	QUIET(all);
+	CHECK(umount(at("rp/a/x")) == 0);
+	/* The copy goes with it; the one on top now sits on rp/b. */
+	EXPECT(moves, MR_EVENT_MOVE, "rp/b/x", "rp/b/x");
+	QUIET(moves);
+	CHECK(umount2(at("rp"), MNT_DETACH) == 0);
+	while ((ev = tu_next(all, 500, false)))
+		mr_event_unref(ev);
+	mr_sub_free(moves);
+	mr_sub_free(all);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct mr_opts o = {.size = sizeof(o)};
@@ -517,6 +564,7 @@ int main(int argc, char **argv)
 	fail |= RUN(test_thousand_subscribers);
 	fail |= RUN(test_stalled_subscriber);
 	fail |= RUN(test_readonly_binds);
+	fail |= RUN(test_reparent);
 
 	struct mr_stats st;
 	mr_router_stats(router, &st);

@@ -29,7 +29,7 @@ if [ ${#progs[@]} -eq 0 ]; then
 	mkdir -p "$bin"
 	for c in "$top"/tests/vm/*.c; do
 		n=vm_$(basename "$c" .c)
-		gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Wshadow -static \
+		gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Wshadow -static -pthread \
 			-I"$top/include" -o "$bin/$n" "$c"
 		progs+=("$bin/$n")
 	done

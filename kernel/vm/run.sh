@@ -8,7 +8,9 @@
 # root in the guest with no arguments, in the order given; its exit status is
 # 0 pass, 77 skip, anything else fail.  The script exits 1 if a test failed,
 # a test never finished, the guest timed out, or the kernel log shows a
-# warning, BUG, KASAN report or lockdep splat; 77 if every test skipped.  The guest's console log is
+# warning, BUG, KASAN report, lockdep splat, list corruption or (on a kernel
+# with KMEMLEAK, scanned after the last test) a leak; 77 if every test
+# skipped.  The guest's console log is
 # kept (--log, default under $TMPDIR) and its tail printed on failure.
 #
 # Any statically linked program works, so library tests can run here too.
@@ -92,6 +94,12 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
 mount -t tmpfs tmp /tmp
+# A KMEMLEAK kernel is scanned after the last test.
+km=
+if mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null &&
+	[ -w /sys/kernel/debug/kmemleak ]; then
+	km=/sys/kernel/debug/kmemleak
+fi
 # Booted with "quiet": put what the kernel said so far in the log (a splat
 # during boot counts too), then let every later message reach the console.
 dmesg | sed 's/^/dmesg: /'
@@ -104,6 +112,13 @@ while read -r t; do
 	rc=$?
 	echo "MR-VM: result $t $rc $(up)"
 done </tests/list
+if [ -n "$km" ]; then
+	# Only objects older than 5 s are reported: let the last ones age.
+	sleep 6
+	echo scan >"$km"
+	sed 's/^/kmemleak: /' "$km"
+	echo "MR-VM: kmemleak scanned $(up)"
+fi
 echo "MR-VM: done $(up)"
 sync
 reboot -f
@@ -146,13 +161,15 @@ elapsed=$(echo "$(date +%s.%N) - $start" | bc)
 cat "$log.qemu" >>"$log" 2>/dev/null && rm -f "$log.qemu"
 
 tr -d '\r' <"$log" >"$work/log"
+# What counts as a kernel report, in a test or anywhere in the log.
+splat_re='WARNING:|BUG:|KASAN:|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|DEBUG_LOCKS_WARN_ON|Kernel panic|Oops|list_add corruption|list_del corruption|kmemleak: unreferenced object'
 fail=0
 pass=0 skip=0 bad=0
 for n in "${names[@]}"; do
 	line=$(grep -a "^MR-VM: result $n " "$work/log" | head -n1 || true)
 	# The kernel log between this test's start and result markers.
 	seg=$(awk -v n="$n" '$0 ~ "^MR-VM: start "n" " {p=1} p {print} $0 ~ "^MR-VM: result "n" " {p=0}' "$work/log")
-	splat=$(printf '%s\n' "$seg" | grep -aE 'WARNING:|BUG:|KASAN:|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|DEBUG_LOCKS_WARN_ON|Kernel panic|Oops' | head -n3 || true)
+	splat=$(printf '%s\n' "$seg" | grep -aE "$splat_re" | head -n3 || true)
 	if [ -z "$line" ]; then
 		echo "vm: FAIL $n (did not finish)"
 		bad=$((bad + 1))
@@ -177,9 +194,18 @@ for n in "${names[@]}"; do
 done
 
 # Splats outside any test (boot, shutdown) count too.
-if grep -aqE 'WARNING:|BUG:|KASAN:|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|DEBUG_LOCKS_WARN_ON|Kernel panic|Oops' "$work/log"; then
-	[ $bad -gt 0 ] || echo "vm: FAIL kernel log shows a splat outside the tests"
+if grep -aqE "$splat_re" "$work/log"; then
+	[ $bad -gt 0 ] || echo "vm: FAIL kernel log shows a splat outside the tests: $(grep -aE "$splat_re" "$work/log" | head -n1)"
 	fail=1
+fi
+leaks=$(grep -ac 'kmemleak: unreferenced object' "$work/log" || true)
+if grep -qs '^CONFIG_DEBUG_KMEMLEAK=y' "$kernel.config"; then
+	if ! grep -aq '^MR-VM: kmemleak scanned' "$work/log"; then
+		echo "vm: FAIL the KMEMLEAK kernel was not scanned for leaks"
+		fail=1
+	else
+		echo "vm: kmemleak: $leaks unreferenced objects"
+	fi
 fi
 boot=$(grep -a '^MR-VM: booted ' "$work/log" | awk '{print $3}' || true)
 if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
