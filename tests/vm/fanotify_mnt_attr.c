@@ -9,8 +9,12 @@
  * the slaves a master hands on), MOVE_MOUNT_SET_GROUP (do_set_group),
  * fsconfig(FSCONFIG_CMD_RECONFIGURE) (every mount of the superblock), and
  * an idmapped mount, which 6.12 only allows on a detached tree, attached
- * afterwards (FAN_MNT_ATTACH, no attribute event).  Each check compares a
- * statmount snapshot of the whole namespace taken before and after.
+ * afterwards (FAN_MNT_ATTACH, no attribute event), and a private tree
+ * moved under a shared mount (each of its mounts is shared now).  Each
+ * check compares a
+ * statmount snapshot of the whole namespace taken before and after.  A
+ * superblock reconfigure also reaches another namespace's marks, for that
+ * namespace's own mounts of it.
  */
 #include "fanmnt.h"
 
@@ -322,6 +326,113 @@ static int test_idmap(void)
 	return T_PASS;
 }
 
+/*
+ * A superblock reconfigure reaches every namespace with marks: a child's
+ * copy of our namespace has its own mounts of t/a's superblock, and its
+ * group gets one event for each of them; a mount-level change in our
+ * namespace sends it nothing.
+ */
+static int test_other_namespace(void)
+{
+	const char *paths[] = { "t/a", "ab", "s" };
+	int up[2], down[2], g2, nsfd, status, n;
+	uint64_t theirs[3];
+	struct fev e[8];
+	char p[64], c = 0;
+	pid_t pid;
+
+	CHECK(pipe(up) == 0 && pipe(down) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		if (unshare(CLONE_NEWNS) < 0)
+			_exit(2);
+		for (int i = 0; i < 3; i++)
+			theirs[i] = mnt_id(paths[i]);
+		if (write(up[1], theirs, sizeof(theirs)) != sizeof(theirs))
+			_exit(3);
+		_exit(read(down[0], &c, 1) == 1 ? 0 : 4);
+	}
+	CHECK(read(up[0], theirs, sizeof(theirs)) == sizeof(theirs));
+	snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)pid);
+	nsfd = open(p, O_RDONLY | O_CLOEXEC);
+	CHECK(nsfd >= 0);
+	g2 = fan_group();
+	CHECK(g2 >= 0 && fan_mark_ns(g2, FAN_MARK_ADD, FAN_MNT_ATTR_CHANGE, nsfd) == 0);
+
+	CHECK(begin() == 0);
+	CHECK(set_attr("ab", MOUNT_ATTR_NOEXEC, 0) == 0);
+	EXPECT("setattr here", "ab", NULL);
+	CHECK(fan_read(g2, e, 8) == 0);
+
+	CHECK(begin() == 0);
+	CHECK(mount(NULL, "t/a", NULL, MS_REMOUNT, "size=4m") == 0);
+	EXPECT("remount, marked twice", "t/a", "ab", "s", NULL);
+	n = fan_read(g2, e, 8);
+	for (int i = 0; i < 3; i++) {
+		int seen = 0;
+
+		CHECK(theirs[i] && theirs[i] != mnt_id(paths[i]));
+		for (int j = 0; j < n; j++)
+			seen += e[j].id == theirs[i] && e[j].mask == FAN_MNT_ATTR_CHANGE;
+		if (seen != 1 || n != 3) {
+			fan_dump(e, n > 0 ? n : 0);
+			FAILF("other namespace: %d events, %s seen %d times", n, paths[i], seen);
+		}
+	}
+	CHECK(write(down[1], &c, 1) == 1);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0);
+	close(nsfd);
+	close(g2);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+	return T_PASS;
+}
+
+/*
+ * A private tree moved under a shared mount becomes shared, mount by mount:
+ * the root is reported moved and changed, its submount changed.
+ */
+static int test_move_onto_shared(void)
+{
+	uint64_t root, kid, changed[SNAP_MAX], want[3][2];
+	struct fev e[8];
+	int n, nc;
+
+	CHECK(mount_tmpfs("sh", 0) == 0);
+	CHECK(mount(NULL, "sh", NULL, MS_SHARED, NULL) == 0);
+	CHECK(mkdir("sh/d", 0755) == 0);
+	CHECK(mount_tmpfs("mv", 0) == 0);
+	CHECK(mount_tmpfs("mv/k", 0) == 0);
+	root = mnt_id("mv");
+	kid = mnt_id("mv/k");
+	CHECK(begin() == 0);
+	CHECK(mount("mv", "sh/d", NULL, MS_MOVE, NULL) == 0);
+	n = fan_read(grp, e, 8);
+	CHECK(snap_take(&after) == 0);
+	snap_diff(&before, &after, changed, &nc);
+	CHECK(nc == 2 && ((changed[0] == root && changed[1] == kid) ||
+			  (changed[0] == kid && changed[1] == root)));
+	want[0][0] = FAN_MNT_ATTACH | FAN_MNT_DETACH, want[0][1] = root;
+	want[1][0] = FAN_MNT_ATTR_CHANGE, want[1][1] = root;
+	want[2][0] = FAN_MNT_ATTR_CHANGE, want[2][1] = kid;
+	for (int i = 0; i < 3; i++) {
+		int seen = 0;
+
+		for (int j = 0; j < n; j++)
+			seen += e[j].mask == want[i][0] && e[j].id == want[i][1];
+		if (seen != 1 || n != 3) {
+			fan_dump(e, n > 0 ? n : 0);
+			FAILF("move onto shared: %d events, want move+attr of %llu, attr of %llu",
+			      n, (unsigned long long)root, (unsigned long long)kid);
+		}
+	}
+	return T_PASS;
+}
+
 int main(void)
 {
 	fan_setup_ns();
@@ -344,5 +455,7 @@ int main(void)
 	RUN(test_set_group);
 	RUN(test_fsconfig);
 	RUN(test_idmap);
+	RUN(test_other_namespace);
+	RUN(test_move_onto_shared);
 	return T_PASS;
 }
