@@ -60,6 +60,7 @@ struct lm_state {
 	struct mr__watch mi_watch, timer;
 	unsigned live;           /* watches the reactor still holds */
 	bool timer_armed;
+	uint64_t timer_at_ns;    /* when the armed timer fires */
 	struct mr__ids known, next; /* the last listing; the one being read */
 	uint64_t last_pollpri_ns;
 	bool counts_ok;          /* NS_MNT_GET_INFO counts what listmount lists */
@@ -340,10 +341,21 @@ static void lm_after_batch(struct mr__ns *ns)
 	uint64_t due = mr__pass_due(&st->clock, now);
 	if (due != UINT64_MAX && now + due < next)
 		next = now + due;
-	if (next != UINT64_MAX && !st->timer_armed) {
-		st->timer.timeout_ns = next - now;
-		if (mr__reactor_add(mr__router_reactor(ns->r), &st->timer) == 0)
-			st->timer_armed = true;
+	if (next == UINT64_MAX)
+		return;
+	/* @next may have passed while the pass ran: then at once. */
+	uint64_t in = next > now ? next - now : 0;
+	struct mr__reactor *re = mr__router_reactor(ns->r);
+	if (st->timer_armed) {
+		/* Due sooner than the timer in flight: bring that forward. */
+		if (next < st->timer_at_ns && mr__reactor_retime(re, &st->timer, in) == 0)
+			st->timer_at_ns = next;
+		return;
+	}
+	st->timer.timeout_ns = in;
+	if (mr__reactor_add(re, &st->timer) == 0) {
+		st->timer_armed = true;
+		st->timer_at_ns = now + in;
 	}
 }
 
