@@ -15,7 +15,7 @@ for a in "$@"; do
 	esac
 done
 build=build-bench
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMR_BUILD_TESTS=ON >/dev/null
 cmake --build "$build" -j"$(nproc)" --target bench_route mountstorm single_change unit-tracker \
 	container-manager mount-load >/dev/null
 
@@ -144,58 +144,6 @@ unmounted at once): gone before anyone can look them up, for every watcher.
 TGT
 }
 
-# Figures of the single-change run, by watcher, kind and table size.
-cell() { # WATCHER KIND MOUNTS FIELD
-	jq -rs --arg w "$1" --arg k "$2" --argjson n "$3" --arg f "$4" \
-		'map(select(.watcher == $w and .kind == $k and .mounts == $n)) | first | .[$f] // "?"' \
-		"$out/single.jsonl" 2>/dev/null || echo "?"
-}
-single_section() {
-	local floor=floor fan="mountrouter, fanotify, one thread" topo="mountrouter, fanotify, one thread, mount/umount/move only"
-	local fan_t="mountrouter, fanotify" poller="bare mountinfo poller" mi="mountrouter, mountinfo" lm="mountrouter, listmount"
-	local big=30000
-	((total >= 10000)) || big=3000
-	cat <<SEC
-## One change at a time on a big, quiet table
-
-The case a real host lives in: N tmpfs mounts in a private mount namespace,
-then one change at a time (40 of each kind, 30 ms apart, each waited for
-until the watcher holds it), each watcher in a child process of its own, one
-after the other in one run. CPU is that of all the watcher's threads
-(\\`/proc/PID/task/*/schedstat\\`), per change; syscalls are the ones the
-library counted (io_uring_enter included); latency runs from the syscall's
-return to the watcher holding the change (0 when the kernel posted it before
-the syscall returned). The floor is a bare loop that reads one fanotify
-record, statmounts the mount and writes a line; the bare poller waits for
-POLLPRI, re-reads mountinfo and diffs its lines by mount ID. The router's
-subscriber asks for every kind unless the row says otherwise; "one thread":
-the router runs on the subscriber's thread (\\`mr_router_dispatch()\\`), as
-mountwatch runs it.
-
-\\`$build/bench/single_change --mounts $sizes --changes 40 --findmnt-max 1000 --json single.jsonl\\`
-
-Read from the run:
-
-- a mount at 10,000 mounts: floor $(cell "$floor" mount 10000 cpu_us | us1) us, the router
-  (one thread, every kind) $(cell "$fan" mount 10000 cpu_us | us1) us, the router asking for
-  mount/umount/move only $(cell "$topo" mount 10000 cpu_us | us1) us, the router on its own
-  thread $(cell "$fan_t" mount 10000 cpu_us | us1) us; the bare poller $(cell "$poller" mount 10000 cpu_us | us1) us
-  and the mountinfo source $(cell "$mi" mount 10000 cpu_us | us1) us;
-- flat: the one-thread router's mount at $big mounts against 1,000:
-  $(ratio "$(cell "$fan" mount $big cpu_us)" "$(cell "$fan" mount 1000 cpu_us)"), the floor's
-  $(ratio "$(cell "$floor" mount $big cpu_us)" "$(cell "$floor" mount 1000 cpu_us)"), the poller's
-  $(ratio "$(cell "$poller" mount $big cpu_us)" "$(cell "$poller" mount 1000 cpu_us)");
-- a read-only remount at 10,000 mounts (a pass: one read of mountinfo): the
-  router $(cell "$fan" "ro remount" 10000 cpu_us | us1) us against the poller's
-  $(cell "$poller" "ro remount" 10000 cpu_us | us1) us; listmount source
-  $(cell "$lm" "ro remount" 10000 cpu_us | us1) us.
-
-![CPU per change against table size](bench/single_change.svg)
-
-$(cat "$out/single.md" 2>/dev/null)
-SEC
-}
-us1() { awk '{ if ($1 == "?" || $1 == "") print "?"; else printf "%.1f", $1 }'; }
 
 # Without --vm, the qemu section of the last run that had one is kept as it was.
 kept_vm=
@@ -226,7 +174,7 @@ The machine is shared and noisy: compare rows of one run, not across runs.
 $(grep -E '^(BM_|Benchmark|---)' "$out/bench.txt")
 \`\`\`
 
-$(single_section)
+$(bench/single/section.sh "$out/single.jsonl" "$out/single.md" "$build/bench/single_change --mounts $sizes --changes 40 --findmnt-max 1000 --json single.jsonl")
 
 ## One storm, one watcher at a time (hyperfine)
 

@@ -63,18 +63,24 @@ size_t mr__decode_fanotify(const void *buf, size_t len, struct mr__change *out, 
 		if (md.mask & FAN_Q_OVERFLOW) {
 			if (!push(out, max, &n, MR__CHANGE_LOSS, 0, 0, 0))
 				break;
-		} else if (md.mask & (FAN_MNT_ATTACH | FAN_MNT_DETACH)) {
+		} else if (md.mask & (FAN_MNT_ATTACH | FAN_MNT_DETACH | FAN_MNT_ATTR_CHANGE)) {
 			uint64_t id;
 			if (!fanotify_mnt_id(p + off + md.metadata_len, md.event_len - md.metadata_len,
 					     &id)) {
 				(*bad)++;
 			} else {
 				/* 6.15: a move within the namespace is one record with both bits. */
+				/*
+				 * The project kernel's FAN_MNT_ATTR_CHANGE (bit 63 of the
+				 * 64-bit mask, kernel/patches/0021) alone is an attribute
+				 * change; beside attach or detach the lookup covers it.
+				 */
 				enum mr__change_kind k =
 					(md.mask & FAN_MNT_ATTACH) && (md.mask & FAN_MNT_DETACH)
 						? MR__CHANGE_MOVE
 					: (md.mask & FAN_MNT_ATTACH) ? MR__CHANGE_ATTACH
-								     : MR__CHANGE_DETACH;
+					: (md.mask & FAN_MNT_DETACH) ? MR__CHANGE_DETACH
+								     : MR__CHANGE_SETATTR;
 				/* The pid of the process that made the change says where to look. */
 				if (!push(out, max, &n, k, id, md.pid > 0 ? (uint64_t)md.pid : 0, 0))
 					break;

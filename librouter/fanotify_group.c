@@ -8,7 +8,8 @@
  *
  * A record carries a mount ID and no namespace, so the group finds it one:
  *  - with one namespace marked, that one (no cost);
- *  - a detach or a move: the namespace whose mirror holds the mount,
+ *  - a detach, a move or an attribute change: the namespace whose mirror
+ *    holds the mount,
  *    looked for most recently used first;
  *  - an attach: the namespace of the process that made it (the record's
  *    pid, /proc/PID/ns/mnt), confirmed by a statmount of the mount's flags
@@ -46,6 +47,7 @@ struct mr__fan_group {
 	struct mark {
 		uint64_t ino;
 		unsigned users;
+		bool attr; /* the mark asks for FAN_MNT_ATTR_CHANGE too */
 	} *marks;
 	size_t n_marks, cap_marks;
 	struct mr__fan_member **members; /* started members, most recently used first */
@@ -209,9 +211,20 @@ int mr__fan_group_join(mr_router *r, struct mr__fan_member *m)
 		else
 			g->marks = v, g->cap_marks = cap;
 	}
-	if (!err && !mk &&
-	    fanotify_mark(g->fd, FAN_MARK_ADD | FAN_MARK_MNTNS, MASK, m->ns->nsfd, NULL) < 0)
-		err = -errno;
+	bool attr = false;
+	if (!err && !mk) {
+		/*
+		 * The project kernel names the mount an attribute change touched
+		 * (FAN_MNT_ATTR_CHANGE): ask for it where it is allowed, attach and
+		 * detach alone where it is not.
+		 */
+		attr = mr__probe()->fanotify_mnt_attr &&
+		       fanotify_mark(g->fd, FAN_MARK_ADD | FAN_MARK_MNTNS, MASK | FAN_MNT_ATTR_CHANGE,
+				     m->ns->nsfd, NULL) == 0;
+		if (!attr &&
+		    fanotify_mark(g->fd, FAN_MARK_ADD | FAN_MARK_MNTNS, MASK, m->ns->nsfd, NULL) < 0)
+			err = -errno;
+	}
 	if (err < 0) {
 		if (!g->joined) {
 			*slot = NULL;
@@ -221,9 +234,10 @@ int mr__fan_group_join(mr_router *r, struct mr__fan_member *m)
 	}
 	if (!mk) {
 		mk = &g->marks[g->n_marks++];
-		*mk = (struct mark){.ino = m->ino};
+		*mk = (struct mark){.ino = m->ino, .attr = attr};
 	}
 	mk->users++;
+	m->attr_events = mk->attr;
 	g->joined++;
 	m->group = g;
 	m->unclaimed_at_join = atomic_load_explicit(&g->unclaimed, memory_order_relaxed);
@@ -285,7 +299,8 @@ void mr__fan_group_leave(struct mr__fan_member *m, struct mr__reactor *re)
 	struct mark *mk = mark_of(g, m->ino);
 	if (mk && --mk->users == 0) {
 		/* The namespace may be gone already: then so is its mark. */
-		(void)fanotify_mark(g->fd, FAN_MARK_REMOVE | FAN_MARK_MNTNS, MASK, m->ns->nsfd, NULL);
+		(void)fanotify_mark(g->fd, FAN_MARK_REMOVE | FAN_MARK_MNTNS,
+				    MASK | (mk->attr ? FAN_MNT_ATTR_CHANGE : 0), m->ns->nsfd, NULL);
 		*mk = g->marks[--g->n_marks];
 	}
 	bool last = --g->joined == 0;

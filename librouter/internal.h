@@ -679,6 +679,7 @@ struct mr__fan_member {
 	void (*applied)(struct mr__fan_member *m, const struct mr__change *c, uint64_t spent_ns);
 	struct mr__fan_group *group;
 	bool started;
+	bool attr_events; /* the kernel reports its attribute changes (FAN_MNT_ATTR_CHANGE) */
 	uint64_t unclaimed_at_join;
 };
 

@@ -8,8 +8,13 @@
  * Attach, detach, move, bind and propagated copies each cost one record and
  * one statmount: O(1), whatever the size of the table.
  *
- * fanotify says nothing about remounts, mount_setattr(2) or propagation
- * changes.  Remounts and mount_setattr(2) still bump the namespace's event
+ * On the project's kernel, the mark also asks for FAN_MNT_ATTR_CHANGE
+ * (kernel/patches/0021), which names the mount of every remount,
+ * mount_setattr(2), propagation and idmapping change: then every change is
+ * one record and one statmount, and nothing below is needed.
+ *
+ * Mainline fanotify says nothing about remounts, mount_setattr(2) or
+ * propagation changes.  Remounts and mount_setattr(2) still bump the namespace's event
  * counter, which makes /proc/PID/mountinfo poll with POLLPRI (attach and
  * detach bump it too), so the source polls mountinfo, never reading it
  * unless it must:
@@ -174,6 +179,9 @@ static void fan_after_batch(struct mr__ns *ns)
 	struct fan_state *st = ns->src;
 	uint64_t now = mr__now_ns(), wait;
 
+	if (st->member.attr_events)
+		return; /* the kernel names every change: nothing to look for */
+
 	mr__pass_batch_end(&st->clock);
 	st->clock.wanted = ns->n_attr_subs > 0;
 	/*
@@ -207,6 +215,9 @@ static void fan_after_batch(struct mr__ns *ns)
 static void fan_settle(struct mr__ns *ns)
 {
 	struct fan_state *st = ns->src;
+
+	if (st->member.attr_events)
+		return;
 
 	/* While someone asked, verification keeps its schedule and its bound. */
 	if (st->clock.pending || st->clock.suspect_ns || st->blind ||
@@ -255,6 +266,9 @@ static int fan_start(struct mr__ns *ns, struct mr__reactor *re)
 	err = mr__fan_group_start(&st->member, re);
 	if (err < 0)
 		return err;
+	/* With FAN_MNT_ATTR_CHANGE, mountinfo has nothing to tell. */
+	if (st->member.attr_events)
+		return 0;
 	return mr__reactor_add(re, &st->mi_watch);
 }
 

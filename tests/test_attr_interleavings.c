@@ -18,6 +18,9 @@
 #include "internal.h"
 #include "testutil.h"
 
+#ifndef MR_TEST_SOURCE
+#define MR_TEST_SOURCE "auto" /* the vm build names one */
+#endif
 #define MAX_VIEW 4096
 #define CONVERGE_MS 5000
 #define CHURN_MAX 20000
@@ -268,7 +271,7 @@ int main(int argc, char **argv)
 	struct mr_sub_opts so = {.size = sizeof(so), .flags = MR_SUB_SNAPSHOT};
 	int fail = 0, err;
 
-	o.source = argc > 1 ? argv[1] : "auto";
+	o.source = argc > 1 ? argv[1] : MR_TEST_SOURCE;
 	err = tu_private_root(root, sizeof(root));
 	if (err)
 		return err;

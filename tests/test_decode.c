@@ -35,18 +35,21 @@ static int test_fanotify_kinds(void)
 	off = fan_record(buf, off, FAN_MNT_ATTACH, 0x80000001ull);
 	off = fan_record(buf, off, FAN_MNT_DETACH, 0x80000002ull);
 	off = fan_record(buf, off, FAN_MNT_ATTACH | FAN_MNT_DETACH, 0x80000003ull);
+	/* The project kernel's attribute event: bit 63, a 64-bit mask not to truncate. */
+	off = fan_record(buf, off, FAN_MNT_ATTR_CHANGE, 0x80000004ull);
 	struct fanotify_event_metadata ovf = {.event_len = sizeof(ovf), .vers = FANOTIFY_METADATA_VERSION,
 					      .metadata_len = sizeof(ovf), .mask = FAN_Q_OVERFLOW, .fd = FAN_NOFD};
 	memcpy(buf + off, &ovf, sizeof(ovf));
 	off += sizeof(ovf);
 
 	size_t n = mr__decode_fanotify(buf, off, c, 8, &bad);
-	CHECK_EQ_U64(n, 4);
+	CHECK_EQ_U64(n, 5);
 	CHECK_EQ_U64(bad, 0);
 	CHECK(c[0].kind == MR__CHANGE_ATTACH && c[0].mnt_id == 0x80000001ull);
 	CHECK(c[1].kind == MR__CHANGE_DETACH && c[1].mnt_id == 0x80000002ull);
 	CHECK(c[2].kind == MR__CHANGE_MOVE && c[2].mnt_id == 0x80000003ull);
-	CHECK(c[3].kind == MR__CHANGE_LOSS);
+	CHECK(c[3].kind == MR__CHANGE_SETATTR && c[3].mnt_id == 0x80000004ull);
+	CHECK(c[4].kind == MR__CHANGE_LOSS);
 
 	/* The output array bounds the work: nothing is written past it. */
 	n = mr__decode_fanotify(buf, off, c, 2, &bad);

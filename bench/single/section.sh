@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Prints BENCHMARKS.md's single-change section from one single_change run.
+#   bench/single/section.sh RUN.jsonl TABLE.md "COMMAND THAT MADE IT"
+# TABLE.md is what bench/single/report.sh wrote from the same run.
+set -euo pipefail
+in=$1 table=$2 cmd=$3
+
+cell() { # WATCHER KIND MOUNTS FIELD
+	jq -rs --arg w "$1" --arg k "$2" --argjson n "$3" --arg f "$4" \
+		'map(select(.watcher == $w and .kind == $k and .mounts == $n)) | first | .[$f] // "?"' \
+		"$in" 2>/dev/null || echo "?"
+}
+us1() { awk '{ if ($1 == "?" || $1 == "") print "?"; else printf "%.1f", $1 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "?" || b == "?" || b == 0) print "?"; else printf "%.1fx", a / b }'; }
+
+floor="floor (bare fanotify loop)" fan="mountrouter, fanotify, one thread"
+topo="mountrouter, fanotify, one thread, mount/umount/move only" fan_t="mountrouter, fanotify"
+poller="bare mountinfo poller" mi="mountrouter, mountinfo" lm="mountrouter, listmount"
+big=$(jq -s 'map(.mounts) | max' "$in")
+mid=10000
+[[ $(cell "$floor" mount $mid cpu_us) != "?" ]] || mid=$big
+
+cat <<SEC
+## One change at a time on a big, quiet table
+
+The case a real host lives in: N tmpfs mounts in a private mount namespace,
+then one change at a time (40 of each kind, 30 ms apart, each waited for
+until the watcher holds it), each watcher in a child process of its own, one
+after the other in one run. CPU is that of all the watcher's threads
+(\`/proc/PID/task/*/schedstat\`), per change; syscalls are the ones the
+library counted (io_uring_enter included); latency runs from the syscall's
+return to the watcher holding the change (0 when the kernel posted it
+before the syscall returned). The floor is a bare loop that reads one
+fanotify record, statmounts the mount and writes a line; the bare poller
+waits for POLLPRI, re-reads mountinfo and diffs its lines by mount ID. The
+router's subscriber asks for every kind unless the row says otherwise; "one
+thread": the router runs on the subscriber's thread
+(\`mr_router_dispatch()\`), as mountwatch runs it.
+
+\`$cmd\`
+
+Read from the run (the machine is shared: compare rows of this run):
+
+- a mount at $mid mounts: the floor $(cell "$floor" mount $mid cpu_us | us1) us of CPU; the
+  router on one thread, every kind $(cell "$fan" mount $mid cpu_us | us1) us
+  ($(ratio "$(cell "$fan" mount $mid cpu_us)" "$(cell "$floor" mount $mid cpu_us)") the floor), asking for
+  mount/umount/move only $(cell "$topo" mount $mid cpu_us | us1) us
+  ($(ratio "$(cell "$topo" mount $mid cpu_us)" "$(cell "$floor" mount $mid cpu_us)")), on its own thread
+  $(cell "$fan_t" mount $mid cpu_us | us1) us; the listmount source $(cell "$lm" mount $mid cpu_us | us1) us;
+  the bare poller $(cell "$poller" mount $mid cpu_us | us1) us and the mountinfo source
+  $(cell "$mi" mount $mid cpu_us | us1) us;
+- flat: the one-thread router's mount at $big mounts against 1,000:
+  $(ratio "$(cell "$fan" mount $big cpu_us)" "$(cell "$fan" mount 1000 cpu_us)"); the floor's
+  $(ratio "$(cell "$floor" mount $big cpu_us)" "$(cell "$floor" mount 1000 cpu_us)"); the poller's
+  $(ratio "$(cell "$poller" mount $big cpu_us)" "$(cell "$poller" mount 1000 cpu_us)");
+- a read-only remount at $mid mounts (a pass: one read of mountinfo): the
+  router $(cell "$fan" "ro remount" $mid cpu_us | us1) us against the poller's
+  $(cell "$poller" "ro remount" $mid cpu_us | us1) us; the listmount source
+  $(cell "$lm" "ro remount" $mid cpu_us | us1) us;
+- latency of a mount at $mid mounts, p50 / p99: the router on one thread
+  $(cell "$fan" mount $mid p50_us | us1) / $(cell "$fan" mount $mid p99_us | us1) us, the floor
+  $(cell "$floor" mount $mid p50_us | us1) / $(cell "$floor" mount $mid p99_us | us1) us.
+
+![CPU per change against table size](bench/single_change.svg)
+
+$(cat "$table")
+SEC
