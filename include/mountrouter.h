@@ -338,9 +338,11 @@ MR_EXPORT int mr_router_stats(const mr_router *r, struct mr_stats *ret_stats);
  *    attach or detach, once the router has spent 50 times a pass's cost on
  *    records since the last pass, or by the next pass of any kind;
  *  - a propagation change (MS_SHARED, MS_SLAVE, ...) makes mountinfo poll
- *    not at all, and the mount on top of a MOVE_MOUNT_BENEATH, re-parented
- *    onto the new mount, gets no record of its own: both are found by the
- *    next pass.
+ *    not at all: it is found by the next pass;
+ *  - the mount on top of a MOVE_MOUNT_BENEATH, re-parented onto the new
+ *    mount, gets no record of its own: it is found by the next pass if a
+ *    pass has read its line before, else when its line next changes, or
+ *    by a resync.
  * While no subscriber of a namespace asks for them the source does not
  * poll mountinfo (one wake-up a change instead of two) and reads it only
  * to take a SNAPSHOT, so that the snapshot is right.

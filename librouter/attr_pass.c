@@ -63,23 +63,18 @@ static int key_of(struct mr__mount *m, void *arg)
 }
 
 /*
- * Is the mirror's record what @line says, as far as a remount, a move or a
- * new parent (MOVE_MOUNT_BENEATH) can change it?  (A path that differs only because mountinfo shows it from the
+ * Is the mirror's record what @line says, as far as a remount or a move can
+ * change it?  (A path that differs only because mountinfo shows it from the
  * process's root costs a statmount that finds nothing new.)
  */
-static bool line_matches(struct mr__attr_pass *p, struct mr__ns *ns, const char *line, size_t n,
-			 struct mr__mount *m)
+static bool line_matches(struct mr__attr_pass *p, const char *line, size_t n, struct mr__mount *m)
 {
 	struct mr__mount *seen;
 
 	if (mr__mountinfo_parse_line(line, n, &p->scratch, &seen) < 0)
 		return false;
-	/* mountinfo names the parent by its 32-bit ID, the mirror by its own. */
-	const struct mr__mount *parent = mr__mirror_get(&ns->mirror, m->pub.parent_id);
 	bool same = mr__mount_attrs_same(m, seen) && m->path_len == seen->path_len &&
-		    !memcmp(m->pub.path, seen->pub.path, m->path_len) &&
-		    (!parent || !parent->old_id || parent == m ||
-		     parent->old_id == seen->pub.parent_id);
+		    !memcmp(m->pub.path, seen->pub.path, m->path_len);
 	mr__mount_unref(seen);
 	return same;
 }
@@ -105,7 +100,7 @@ static int judge_line(struct run *r, const char *line, size_t n, struct mr__mi_s
 	 * what.  Otherwise compare it with the record first (a new mount was
 	 * looked up when it came, which may predate a remount).
 	 */
-	if ((changed && known) || !line_matches(r->p, r->ns, line, n, m))
+	if ((changed && known) || !line_matches(r->p, line, n, m))
 		mr__router_recheck(r->ns, slot->key);
 	m = mr__mirror_get(&r->ns->mirror, slot->key);
 	if (slot->rec)

@@ -27,7 +27,7 @@ The case a real host lives in: N tmpfs mounts in a private mount namespace,
 then one change at a time (40 of each kind, 30 ms apart, each waited for
 until the watcher holds it), each watcher in a child process of its own, one
 after the other in one run. CPU is that of all the watcher's threads
-(\`/proc/PID/task/*/schedstat\`), per change; syscalls are the ones the
+(its process CPU clock, \`clock_getcpuclockid()\`), per change; syscalls are the ones the
 library counted (io_uring_enter included); latency runs from the syscall's
 return to the watcher holding the change (0 when the kernel posted it
 before the syscall returned). The floor is a bare loop that reads one

@@ -5,6 +5,7 @@
  *   single_change [--mounts 1000,3000,10000,30000] [--changes 40]
  *                 [--interval-ms 30] [--findmnt-max 3000] [--json FILE]
  *                 [--watchers 0,3,..]   (numbers of enum watcher in single.h)
+ *                 [--propagation]       (MS_SHARED too: FAN_MNT_ATTR_CHANGE kernels)
  *
  * In a private mount namespace (tmpfs root under /tmp), for each table size
  * N: N tmpfs mounts, then for each watcher (watchers.c), in a child process
@@ -12,7 +13,7 @@
  * the watcher holds it, then moved, bind-mounted, remounted read-only,
  * changed with mount_setattr(2) and unmounted, the same way.  Per watcher,
  * table size and kind of change: the CPU time of all the watcher's threads
- * per change (from /proc/PID/task/TID/schedstat, nanoseconds), the
+ * per change (its process CPU clock, nanoseconds), the
  * syscalls its library counted per change, and the latency from the
  * syscall's return to the watcher holding the change (p50, p99).  The
  * floor watcher sees only attach and detach, as fanotify does.
@@ -32,17 +33,27 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mountrouter-uapi.h"
 #include "single.h"
 
-enum kind { K_MOUNT, K_MOVE, K_BIND, K_RO, K_SETATTR, K_UMOUNT, K_UMOUNT_BIND, K__N };
+enum kind { K_MOUNT, K_MOVE, K_BIND, K_RO, K_SETATTR, K_PROPAGATION, K_UMOUNT, K_UMOUNT_BIND, K__N };
 static const char *const kind_name[K__N] = {"mount", "move", "bind", "ro remount", "setattr",
-					    "umount", "umount bind"};
+					    "propagation", "umount", "umount bind"};
+/*
+ * --propagation: MS_SHARED on each probe too.  No mainline kernel says so
+ * (mountinfo does not even poll): only a kernel with FAN_MNT_ATTR_CHANGE
+ * reports it, so it is left out unless asked for.
+ */
+static bool propagation;
+
 /* Which kinds a watcher can see at all. */
 static bool sees(enum watcher w, enum kind k)
 {
+	if (k == K_PROPAGATION)
+		return w == W_FANOTIFY || w == W_FANOTIFY_1T;
 	return (w != W_FLOOR && w != W_FANOTIFY_TOPO) || (k != K_RO && k != K_SETATTR);
 }
 
@@ -61,28 +72,18 @@ static void at(char *buf, size_t len, const char *fmt, unsigned i)
 	snprintf(buf + n, len - (size_t)n, fmt, i);
 }
 
-/* CPU time of every thread of @pid, in ns. */
+/*
+ * CPU time of every thread of @pid, in ns: the process CPU clock, which the
+ * scheduler keeps exactly (no SCHEDSTATS needed, as in the test kernel).
+ */
 static uint64_t cpu_ns(pid_t pid)
 {
-	char path[64], line[128];
-	uint64_t total = 0;
+	struct timespec ts;
+	clockid_t clk;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	DIR *d = opendir(path);
-	if (!d)
+	if (clock_getcpuclockid(pid, &clk) != 0 || clock_gettime(clk, &ts) != 0)
 		return 0;
-	for (struct dirent *e; (e = readdir(d));) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", (int)pid, e->d_name);
-		FILE *f = fopen(path, "r");
-		if (f && fgets(line, sizeof(line), f))
-			total += strtoull(line, NULL, 10);
-		if (f)
-			fclose(f);
-	}
-	closedir(d);
-	return total;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* findmnt is the watcher's child: count its CPU too. */
@@ -124,6 +125,9 @@ static int op(enum kind k, unsigned i)
 	case K_SETATTR:
 		at(a, sizeof(a), "moved/%u", i);
 		return (int)syscall(SYS_mount_setattr, -1, a, 0, &attr, sizeof(attr));
+	case K_PROPAGATION:
+		at(a, sizeof(a), "moved/%u", i);
+		return mount(NULL, a, NULL, MS_SHARED, NULL);
 	case K_UMOUNT:
 		at(a, sizeof(a), "moved/%u", i);
 		return umount2(a, 0);
@@ -207,12 +211,13 @@ int main(int argc, char **argv)
 		{"interval-ms", required_argument, 0, 'i'}, {"findmnt-max", required_argument, 0, 'f'},
 		{"json", required_argument, 0, 'j'},       {"help", no_argument, 0, 'h'},
 		{"watchers", required_argument, 0, 'w'},
+		{"propagation", no_argument, 0, 'p'},
 		{0, 0, 0, 0}};
 	unsigned sizes[16] = {1000, 3000, 10000, 30000}, n_sizes = 4;
 	const char *json = NULL, *only = NULL;
 	int o;
 
-	while ((o = getopt_long(argc, argv, "m:c:i:f:j:w:h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "m:c:i:f:j:w:ph", opts, NULL)) != -1) {
 		switch (o) {
 		case 'm':
 			n_sizes = 0;
@@ -233,6 +238,9 @@ int main(int argc, char **argv)
 			break;
 		case 'w':
 			only = optarg;
+			break;
+		case 'p':
+			propagation = true;
 			break;
 		default:
 			fprintf(stderr, "usage: single_change [--mounts N,N..] [--changes N] "
@@ -310,6 +318,8 @@ int main(int argc, char **argv)
 				usleep(1000);
 			usleep(100000); /* past start-up work: the table read, a first pass */
 			for (int k = 0; k < K__N; k++) {
+				if (k == K_PROPAGATION && !propagation)
+					continue;
 				struct cell c = measure((enum watcher)w, pid, seen, (enum kind)k);
 				if (!sees((enum watcher)w, (enum kind)k)) {
 					printf("| %u | %s | %s | %.1f | | | | n/a |\n", sizes[s],
