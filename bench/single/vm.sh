@@ -4,6 +4,7 @@
 # mount_setattr(2) are named by the kernel, not found by a pass.
 #   bench/single/vm.sh BUILD_DIR [SINGLE_CHANGE ARGS...]
 # BUILD_DIR configured with -DMR_VM_TESTS=ON; prints single_change's table.
+# MR_VM_KERNEL=VMLINUZ boots another kernel (Debian's stock ones: kernel/vm/stock-kernels.sh).
 set -euo pipefail
 build=$1
 shift
@@ -17,7 +18,7 @@ cat >"$work/run-single-change" <<SH
 cd /tmp && /tests/single_change $args
 SH
 chmod +x "$work/run-single-change"
-kernel=$(kernel/build.sh | tail -1)
+kernel=${MR_VM_KERNEL:-$(kernel/build.sh | tail -1)}
 kernel/vm/run.sh --kernel "$kernel" --memory 2048 --timeout 1800 --log "$work/vm.log" \
 	--file "$work/single_change" "$work/run-single-change" >/dev/null 2>&1 || true
 grep -E '^\|' "$work/vm.log" | tr -d '\r'
