@@ -14,10 +14,10 @@
  * one record and one statmount, and nothing below is needed.
  *
  * Mainline fanotify says nothing about remounts, mount_setattr(2) or
- * propagation changes.  Remounts and mount_setattr(2) still bump the namespace's event
- * counter, which makes /proc/PID/mountinfo poll with POLLPRI (attach and
- * detach bump it too), so the source polls mountinfo, never reading it
- * unless it must:
+ * propagation changes.  Remounts and mount_setattr(2) still bump the
+ * namespace's event counter, which makes /proc/PID/mountinfo poll with
+ * POLLPRI (attach and detach bump it too), so the source polls mountinfo,
+ * never reading it unless it must:
  *  - a POLLPRI followed by a record within 1 ms (or preceded by one in the
  *    same batch) is that record's, one record for one POLLPRI
  *    (pass_schedule.c);
@@ -25,20 +25,18 @@
  *    arrived in the last RECENT_NS (a bind made read-only at once, as
  *    container runtimes do): a statmount of their flags each;
  *  - if that finds nothing, the mount that changed could be any: a pass
- *    reads mountinfo once and looks up in full only the mounts whose line
- *    changed (mountinfo_diff.c), no dearer than a poller's re-read.
+ *    (attr_pass.c) reads mountinfo once and looks up in full only the
+ *    mounts whose line changed, no dearer than a poller's re-read.
  * Passes run only while some subscriber asks for READONLY or ATTR events;
- * otherwise what they would have looked for waits until one does, or until
- * a snapshot is taken (settle).  A propagation change (MS_SHARED, ...)
- * bumps nothing: it is seen by the next pass.
+ * while none does, mountinfo is not even polled (a change then costs one
+ * wake-up, not two) and a snapshot is settled by a pass first.  A
+ * propagation change (MS_SHARED, ...) bumps nothing: the next pass sees it.
  *
- * What can come late: a remount that bumps the counter within the router's
- * wake-up latency (tens of microseconds) of an attach or detach shares its
- * POLLPRI, and its mount is not the attached one (whose statmount, made
- * after the POLLPRI, sees the remount).  It is found by the verification
- * pass, which runs once the router has spent MR__PASS_VERIFY_DUTY times a
- * pass's cost on records since the last pass, or by the next pass of any
- * kind, whichever comes first (pass_schedule.c).
+ * What can come late, and how late, is stated in mountrouter.h above
+ * struct mr_sub_opts: a remount that shares its POLLPRI with an attach or
+ * detach on another mount is found by the verification pass that follows a
+ * burst of changes, or, after a lone one, within MR__PASS_VERIFY_DUTY times
+ * a pass's cost of work on records (pass_schedule.c).
  */
 #include <errno.h>
 #include <fcntl.h>
