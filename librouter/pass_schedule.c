@@ -5,7 +5,7 @@
  * reads the whole table to find it: a pure function of what the source has
  * seen, so that the rules can be tested without a kernel.
  *
- * The rules (DESIGN.md, "The cost model"):
+ * The rules (README.md, "What a change costs"):
  *  - never while no subscriber asks for attribute changes, and never on a
  *    timer while nothing changes;
  *  - a POLLPRI that no record explained (a remount, mount_setattr(2)): a
@@ -16,10 +16,11 @@
  *    an attach or detach (the two show as one POLLPRI), or that came while
  *    the router was reading a backlog of records.  Both need changes close
  *    together: after a burst of them (two or more POLLPRIs explained, or
- *    records applied, less than BURST_GAP_NS apart), a verification pass runs once records pause
- *    for VERIFY_QUIET_NS, and no sooner than VERIFY_DUTY times the last
- *    pass's cost after it (at most 1/VERIFY_DUTY of the time: 0.75 s
- *    between passes at 10,000 mounts, whose pass takes ~15 ms).  A change
+ *    records applied, less than BURST_GAP_NS apart), a verification pass
+ *    runs once records pause for VERIFY_QUIET_NS, and no sooner than
+ *    VERIFY_DUTY times the last pass's cost after it (at most 1/VERIFY_DUTY
+ *    of the time: 0.75 s between passes at 10,000 mounts, whose pass takes
+ *    ~15 ms).  A change
  *    on its own is never verified so: the one case left (a remount within
  *    the wake-up latency of a lone attach or detach) is caught once the
  *    router has spent VERIFY_DUTY times the last pass's cost on records

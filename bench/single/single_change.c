@@ -39,7 +39,9 @@
 #include "mountrouter-uapi.h"
 #include "single.h"
 
-enum kind { K_MOUNT, K_MOVE, K_BIND, K_RO, K_SETATTR, K_PROPAGATION, K_UMOUNT, K_UMOUNT_BIND, K__N };
+enum kind {
+	K_MOUNT, K_MOVE, K_BIND, K_RO, K_SETATTR, K_PROPAGATION, K_UMOUNT, K_UMOUNT_BIND, K__N
+};
 static const char *const kind_name[K__N] = {"mount", "move", "bind", "ro remount", "setattr",
 					    "propagation", "umount", "umount bind"};
 /*
