@@ -198,6 +198,18 @@ int mr__reactor_add(struct mr__reactor *re, struct mr__watch *w)
 void mr__reactor_remove(struct mr__reactor *re, struct mr__watch *w)
 {
 	if (!w->armed) {
+		/*
+		 * A one-shot watch that completed in this step waits on the
+		 * re-arm list: take it off, or the next submit would arm (and
+		 * read) a watch its owner has freed.
+		 */
+		for (struct mr__watch **pp = &re->rearm; *pp; pp = &(*pp)->next_rearm)
+			if (*pp == w) {
+				*pp = w->next_rearm;
+				w->next_rearm = NULL;
+				break;
+			}
+		w->parked = false;
 		if (w->release)
 			w->release(w);
 		return;
