@@ -68,7 +68,8 @@ struct fan_state {
 	unsigned recent_next;
 	struct mr__pass_clock clock;
 	bool blind;              /* mountinfo went unpolled since the last pass */
-	struct mr__attr_pass pass; /* mountinfo, polled and read by passes */
+	struct mr__attr_pass pass; /* mountinfo as passes read it */
+	int bell_fd;               /* mountinfo again, only polled */
 };
 
 static int fan_probe(void)
@@ -85,6 +86,8 @@ static int fan_probe(void)
 static void state_free(struct fan_state *st)
 {
 	mr__attr_pass_free(&st->pass);
+	if (st->bell_fd >= 0)
+		close(st->bell_fd);
 	mr__free(st);
 }
 
@@ -232,6 +235,7 @@ static int fan_open(struct mr__ns *ns)
 		return -ENOMEM;
 	st->ns = ns;
 	st->pass.fd = -1;
+	st->bell_fd = -1;
 	st->member = (struct mr__fan_member){.ns = ns, .applied = on_applied};
 	err = mr__fan_group_join(ns->r, &st->member);
 	if (err < 0)
@@ -243,6 +247,15 @@ static int fan_open(struct mr__ns *ns)
 		goto fail;
 	st->clock.pass_cost_ns = mr__now_ns() - t0;
 	st->clock.pass_end_ns = mr__now_ns();
+	/* The POLLPRI doorbell is a file of its own, apart from the one passes read. */
+	char path[64];
+	snprintf(path, sizeof(path), ns->pid ? "/proc/%d/mountinfo" : "/proc/self/mountinfo",
+		 (int)ns->pid);
+	st->bell_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (st->bell_fd < 0) {
+		err = -errno;
+		goto fail;
+	}
 	ns->src = st;
 	return 0;
 fail:
@@ -256,7 +269,7 @@ static int fan_start(struct mr__ns *ns, struct mr__reactor *re)
 	struct fan_state *st = ns->src;
 	int err;
 
-	st->mi_watch = (struct mr__watch){.fd = st->pass.fd, .mode = MR__WATCH_POLLPRI,
+	st->mi_watch = (struct mr__watch){.fd = st->bell_fd, .mode = MR__WATCH_POLLPRI,
 					  .fn = on_mountinfo, .owner = st, .release = watch_released};
 	st->timer = (struct mr__watch){.mode = MR__WATCH_TIMER, .fd = -1, .fn = on_timer,
 				       .owner = st, .release = watch_released};

@@ -54,7 +54,8 @@
 
 struct lm_state {
 	struct mr__ns *ns;
-	struct mr__attr_pass pass; /* mountinfo: the doorbell, and read by passes */
+	struct mr__attr_pass pass; /* mountinfo as passes read it */
+	int bell_fd;               /* mountinfo again, only polled: the doorbell */
 	struct mr__pass_clock clock;
 	uint64_t ns_id;          /* for the syscalls: 0 names our own namespace */
 	struct mr__watch mi_watch, timer;
@@ -76,6 +77,8 @@ static int lm_probe(void)
 static void state_free(struct lm_state *st)
 {
 	mr__attr_pass_free(&st->pass);
+	if (st->bell_fd >= 0)
+		close(st->bell_fd);
 	mr__ids_free(&st->known);
 	mr__ids_free(&st->next);
 	mr__free(st);
@@ -372,10 +375,25 @@ static int lm_open(struct mr__ns *ns)
 		return -ENOMEM;
 	st->ns = ns;
 	st->ns_id = ns->pid ? ns->id : 0;
+	st->bell_fd = -1;
 	/* The first read of mountinfo's lines is the first estimate of a pass's cost. */
 	uint64_t t0 = mr__now_ns();
 	int err = mr__attr_pass_open(&st->pass, ns);
 	if (err < 0) {
+		state_free(st);
+		return err;
+	}
+	/*
+	 * The doorbell is a file of its own: a pass reading mountinfo between
+	 * a change and its POLLPRI was seen to lose that POLLPRI when both
+	 * shared one open file (test_router_listmount).
+	 */
+	char path[64];
+	snprintf(path, sizeof(path), ns->pid ? "/proc/%d/mountinfo" : "/proc/self/mountinfo",
+		 (int)ns->pid);
+	st->bell_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (st->bell_fd < 0) {
+		err = -errno;
 		state_free(st);
 		return err;
 	}
@@ -398,7 +416,7 @@ static int lm_start(struct mr__ns *ns, struct mr__reactor *re)
 {
 	struct lm_state *st = ns->src;
 
-	st->mi_watch = (struct mr__watch){.fd = st->pass.fd, .mode = MR__WATCH_POLLPRI,
+	st->mi_watch = (struct mr__watch){.fd = st->bell_fd, .mode = MR__WATCH_POLLPRI,
 					  .fn = on_pollpri, .owner = st, .release = watch_released};
 	st->timer = (struct mr__watch){.mode = MR__WATCH_TIMER, .fd = -1, .fn = on_timer,
 				       .owner = st, .release = watch_released};
