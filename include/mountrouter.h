@@ -189,7 +189,8 @@ struct mr_opts {
  * Returns 0, -ENOSYS if the named source is not supported by this kernel,
  * -EINVAL for unknown flags, an unknown source name, a queue_notes or batch
  * out of range or a short opts->size, -ENOMEM, or the -errno of setting up the io_uring
- * or of adding the caller's namespace.
+ * or of adding the caller's namespace (with a source named, a refusal is
+ * returned as it is: -EACCES when a security module refuses the watch).
  * Threads: any.  Progress: blocking (syscalls; reads the caller's table).
  * Lifetime: the router lives until mr_router_free(); no thread runs until
  * mr_router_start().
@@ -217,8 +218,8 @@ MR_EXPORT const char *mr_router_source_reason(const mr_router *r);
 /*
  * The source watching namespace @ns_id and why: the router's, or, when the
  * router's source was picked by probing and could not watch this namespace
- * (a per-user limit, a kernel that cannot name it), the next one that
- * could.  Returns 0, -ENOENT for an unknown namespace, -EINVAL.
+ * (a per-user limit, a kernel that cannot name it, a refusal: -EPERM or
+ * -EACCES, as a security module gives), the next one that could.  Returns 0, -ENOENT for an unknown namespace, -EINVAL.
  * Threads: any, alongside the router thread.  Progress: lock-based.
  * Lifetime: static strings.
  */
