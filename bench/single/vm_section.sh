@@ -125,8 +125,8 @@ SEC
 }
 
 stock() {
-	local t612=$1 t61=$2 cmd=$3 n
-	n=$(biggest "$t612")
+	local t612=$1 t61=$2 cmd=$3 n=10000
+	has_size "$t612" $n || n=$(biggest "$t612")
 	c() { cell "$1" "$n" "$2" "$3" cpu; }
 	cat <<SEC
 ## One change at a time on Debian's stock kernels (qemu TCG)
