@@ -29,7 +29,8 @@ jq -r 'select(has("skipped")) | "| \(.mounts) | \(.watcher) | n/a: left out, \(.
 {
 	echo "| mounts | watcher | mount | umount | move | bind | ro remount | setattr | syscalls/change (mount) | latency p50 / p99 us (mount) | CPU / floor (mount) | poller / this (mount) |"
 	echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-	cat "$out.rows"
+	# Each left-out row among its table size's rows (a stable sort keeps their order).
+	sort -s -t'|' -k2,2n "$out.rows"
 } >"$out.md"
 rm -f "$out.rows"
 
