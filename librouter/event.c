@@ -106,6 +106,21 @@ struct mr__event *mr__event_new(uint32_t kind, struct mr__mount *old, struct mr_
 	return ev;
 }
 
+/* The event kind that turns @old into @now. */
+uint32_t mr__event_kind_of(const struct mr__mount *old, const struct mr__mount *now)
+{
+	/*
+	 * A new parent is a move even where the path stays: an umount that
+	 * takes a mount's parent away re-parents it onto the grandparent, at
+	 * the same place (fanotify says attach|detach for it).
+	 */
+	if (strcmp(old->pub.path, now->pub.path) || old->pub.parent_id != now->pub.parent_id)
+		return MR_EVENT_MOVE;
+	if (mr__mount_readonly(old) != mr__mount_readonly(now))
+		return MR_EVENT_READONLY;
+	return MR_EVENT_ATTR;
+}
+
 struct mr__event *mr__event_marker(uint32_t kind)
 {
 	return event_alloc(kind);

@@ -352,6 +352,8 @@ struct mr__event {
  * rings the event goes to before enqueuing it anywhere.
  */
 struct mr__event *mr__event_new(uint32_t kind, struct mr__mount *old, struct mr__mount *now);
+/* The event kind that turns @old into @now (MOVE, READONLY or ATTR). */
+uint32_t mr__event_kind_of(const struct mr__mount *old, const struct mr__mount *now);
 struct mr__event *mr__event_marker(uint32_t kind);
 /* A SNAPSHOT holding references to @n records of @v (copied). */
 struct mr__event *mr__event_snapshot(struct mr__mount **v, size_t n);
@@ -733,7 +735,7 @@ void mr__ns_close(struct mr__ns *ns, struct mr__reactor *re);
 int mr__ns_statmount(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret);
 int mr__ns_listmount(struct mr__ns *ns, struct mr__table *ret);
 
-/* ---- router.c: what sources call back into ---- */
+/* ---- router/: what sources and namespaces call back into ---- */
 
 /* struct mr_opts ranges (mountrouter.h). */
 #define MR__QUEUE_NOTES_MAX 512u
