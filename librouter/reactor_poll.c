@@ -372,12 +372,20 @@ int mr__reactor_poll_reap(struct mr__reactor_poll *p, void (*before)(void *), vo
 		if (n <= 0)
 			break;
 		p->n_evs = n;
-		if (before)
-			before(arg);
 		for (int i = 0; i < n; i++) {
 			void *ptr = p->evs[i].data.ptr;
 			if (!ptr)
 				continue; /* removed by an earlier callback of this batch */
+			/*
+			 * @before before each one, not once a batch: what a watch
+			 * reports here is read now (a mountinfo pass sees the table
+			 * as it is, not as it was when epoll_wait returned), so a
+			 * command pushed before a change must be in place first.
+			 */
+			if (before)
+				before(arg);
+			if (!p->evs[i].data.ptr)
+				continue;
 			p->evs[i].data.ptr = NULL;
 			if (ptr == &p->tfd)
 				fire_timers(p);
