@@ -15,7 +15,7 @@
  *  - nothing leaks (LeakSanitizer in the ASan build, memcheck under valgrind).
  * For each source this kernel has (fanotify, listmount, mountinfo); the
  * truth needs listmount and statmount (6.8), without them the test skips.
- * Usage: test_faults_host [SOURCE]
+ * Usage: test_faults_host [SOURCE [N]]   (N: fail allocation N alone, to reproduce)
  */
 #include <errno.h>
 #include <poll.h>
@@ -134,8 +134,12 @@ static int same(struct table *got, struct table *want, bool ids, const char *wha
 			fprintf(stderr, "%s: %s differs (%s)\n", what, w->path,
 				g ? "attributes" : "missing");
 	}
-	if (got->n != want->n)
+	if (got->n != want->n) {
 		fprintf(stderr, "%s: %d mounts, listmount has %d\n", what, got->n, want->n);
+		for (int i = 0; i < want->n; i++)
+			if (!find_path(got, want->m[i].path))
+				fprintf(stderr, "%s: lacks %s\n", what, want->m[i].path);
+	}
 	return bad ? T_EXIT_FAIL : 0;
 }
 
@@ -316,6 +320,8 @@ static int run(const char *source, uint64_t fail_at, bool all, uint64_t *allocs)
 	return 0;
 }
 
+static uint64_t only_at;
+
 static int test_source(const char *source)
 {
 	struct mr_opts o = { .size = sizeof(o), .source = source };
@@ -329,6 +335,8 @@ static int test_source(const char *source)
 	mr_router_free(r);
 	CHECK(run(source, 0, false, &total) == 0);
 	CHECK(total > 0);
+	if (only_at)
+		return run(source, only_at, false, &n);
 	for (uint64_t at = 1; at <= total; at++) {
 		if (run(source, at, false, &n)) {
 			fprintf(stderr, "%s: after a failure of allocation %llu\n", source,
@@ -358,6 +366,8 @@ int main(int argc, char **argv)
 
 	if (rc)
 		return rc;
+	if (argc > 2)
+		only_at = strtoull(argv[2], NULL, 10);
 	if (syscall(__NR_listmount, &req, &id, 1, 0) < 0)
 		return tu_skip("no listmount(2) (6.8) to check the router against");
 	snprintf(top, sizeof(top), "%s/faults", root);

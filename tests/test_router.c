@@ -487,7 +487,16 @@ static int test_readonly_binds(void)
 		CHECK(umount(at(p)) == 0);
 		EXPECT(s, MR_EVENT_UNMOUNT, p, NULL);
 	}
+	/*
+	 * Waited for: on mountinfo, the pass that reports this umount, still
+	 * reading the table when the next test subscribes and mounts, would
+	 * report that mount too, before those subscriptions are in place.
+	 */
+	mr_sub *gone = subscribe("src", MR_KIND(MR_EVENT_UNMOUNT), 0, 0);
+	CHECK(gone);
 	CHECK(umount(at("src")) == 0);
+	EXPECT(gone, MR_EVENT_UNMOUNT, "src", NULL);
+	mr_unsubscribe(gone);
 	mr_unsubscribe(s);
 	return 0;
 }
