@@ -16,9 +16,8 @@
  *   - a container is picked up when it says it is set up, with the mounts
  *     it already has (the subscription's SNAPSHOT);
  *   - its pidfd says when it exits: what the router still holds for it is
- *     read, then its namespace is removed, its subscription freed and its
- *     record told so (the router delivers nothing more for a removed
- *     namespace, so that is the place to end the subscription);
+ *     read, then its namespace is removed; the subscription hears of it as
+ *     its last event, NS_GONE, and is ended there;
  *   - after S seconds (or SIGINT/SIGTERM) every container is frozen
  *     (SIGSTOP), the router is let catch up, and each list is compared with
  *     listmount(2)/statmount(2) of that namespace.  It prints "M/N matched",
@@ -191,6 +190,7 @@ struct ctr {
 	int pidfd, ready_fd;
 	uint64_t ns_id;
 	mr_sub *sub;
+	bool gone; /* NS_GONE came: nothing follows, unsubscribe */
 	uint64_t events;
 	struct mnt *m; /* the live list, from events */
 	size_t n, cap;
@@ -199,7 +199,7 @@ struct ctr {
 struct manager {
 	mr_router *r;
 	struct ctr *c;
-	unsigned n_ctr, started, ended;
+	unsigned n_ctr, started, ended, told_gone, untold;
 	unsigned seed, lifetime_ms;
 	uint64_t events, deadline_ms;
 };
@@ -274,6 +274,9 @@ static void apply(struct ctr *c, const struct mr_event *ev)
 	case MR_EVENT_UNMOUNT:
 	case MR_EVENT_EXPIRY:
 		list_del(c, ev->mnt_id);
+		break;
+	case MR_EVENT_NS_GONE:
+		c->gone = true;
 		break;
 	default:
 		break; /* OVERRUN and RESYNC markers: what follows them says it all */
@@ -412,8 +415,8 @@ static int pick_up(struct manager *mg, struct ctr *c)
 
 /*
  * The container exited.  Order matters: first read what the router still
- * has for it, then remove the namespace (nothing more is routed), then
- * free the subscription; the record is told last.
+ * has for it, then remove the namespace; the router's next turn tells the
+ * subscription with NS_GONE, after which it is freed.
  */
 static int end_container(struct manager *mg, struct ctr *c, bool quiet)
 {
@@ -423,15 +426,27 @@ static int end_container(struct manager *mg, struct ctr *c, bool quiet)
 		return err;
 	if (c->ns_id)
 		mr_router_remove_ns(mg->r, c->ns_id);
+	if (c->sub) {
+		if ((err = turn(mg)) < 0)
+			return err;
+		if (c->gone)
+			mg->told_gone++;
+		else {
+			mg->untold++;
+			fprintf(stderr, "container-manager: #%u: namespace %llu removed, no NS_GONE\n",
+				c->serial, (unsigned long long)c->ns_id);
+		}
+	}
 	mr_unsubscribe(c->sub);
 	c->sub = NULL;
 	waitpid(c->pid, &status, 0);
 	if (!quiet)
 		printf("container-manager: #%u pid %d exited (%d): namespace %llu removed, "
-		       "subscription ended after %llu events with %zu mounts listed\n",
+		       "subscription ended on %s after %llu events with %zu mounts listed\n",
 		       c->serial, (int)c->pid,
 		       WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
-		       (unsigned long long)c->ns_id, (unsigned long long)c->events, c->n);
+		       (unsigned long long)c->ns_id, c->gone ? "ns-gone" : "removal",
+		       (unsigned long long)c->events, c->n);
 	if (c->pidfd >= 0)
 		close(c->pidfd);
 	if (c->ready_fd >= 0)
@@ -671,12 +686,13 @@ int main(int argc, char **argv)
 	}
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	printf("container-manager: %u/%u matched listmount; %u containers started, %u ended; "
-	       "%llu events\n", matched, total, mg.started, mg.ended, (unsigned long long)mg.events);
+	printf("container-manager: %u/%u matched listmount; %u containers started, %u ended, "
+	       "%u told by ns-gone; %llu events\n", matched, total, mg.started, mg.ended,
+	       mg.told_gone, (unsigned long long)mg.events);
 	printf("container-manager: cpu %.0f ms (user %.0f, system %.0f), peak rss %ld KiB\n",
 	       tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime), tv_ms(ru.ru_utime), tv_ms(ru.ru_stime),
 	       ru.ru_maxrss);
-	if (matched != total || total != mg.n_ctr)
+	if (matched != total || total != mg.n_ctr || mg.untold)
 		err = -EPROTO;
 out:
 	/* Containers first (their namespaces and subscriptions), then the router. */

@@ -60,6 +60,7 @@ enum mr_event_kind {
 	MR_EVENT_RESYNC_BEGIN,  /* synthetic events follow until RESYNC_END */
 	MR_EVENT_RESYNC_END,
 	MR_EVENT_SNAPSHOT,      /* the subscriber's whole subtree: mounts[] */
+	MR_EVENT_NS_GONE,       /* the namespace is no longer watched; the last event */
 };
 
 /*
@@ -75,6 +76,17 @@ enum mr_event_kind {
 	(MR_KIND(MR_EVENT_MOUNT) | MR_KIND(MR_EVENT_UNMOUNT) |             \
 	 MR_KIND(MR_EVENT_MOVE) | MR_KIND(MR_EVENT_READONLY) |             \
 	 MR_KIND(MR_EVENT_ATTR) | MR_KIND(MR_EVENT_EXPIRY))
+
+/*
+ * MR_EVENT_NS_GONE ends a subscription: mr_router_remove_ns() was called
+ * for its namespace (a container manager does so when the container's
+ * last process exits: its pidfd turns readable).  It comes after the
+ * events already routed to the subscriber, nothing comes after it, and
+ * it always finds room in the ring.  A subscriber that had overrun and not yet
+ * caught up gets an OVERRUN marker with the count it missed just before
+ * it (no SNAPSHOT: there is no namespace left to take one of).  Then only
+ * mr_unsubscribe() is left to do.
+ */
 
 /* struct mr_event::flags */
 #define MR_EVF_SYNTHETIC (1u << 0) /* derived by a resync diff, not read live */
@@ -190,12 +202,13 @@ struct mr_opts {
  * Returns 0, -ENOSYS if the named source is not supported by this kernel,
  * -EINVAL for unknown flags, an unknown source name, a queue_notes or batch
  * out of range or a short opts->size, -ENOMEM, or the -errno of adding the
- * caller's namespace.  Where io_uring cannot be set up (io_uring_setup
- * refused by kernel.io_uring_disabled or a seccomp filter, a kernel without
- * it or without provided-buffer rings, 5.19), the router is still made: it
- * reads the same fds through epoll and read(2) instead, with the same
- * events and contracts; only the cost per read differs (one epoll_ctl
- * more).
+ * caller's namespace (with a source named, a refusal is returned as it is:
+ * -EACCES when a security module refuses the watch).  Where io_uring cannot
+ * be set up (io_uring_setup refused by kernel.io_uring_disabled or a
+ * seccomp filter, a kernel without it or without provided-buffer rings,
+ * 5.19), the router is still made: it reads the same fds through epoll and
+ * read(2) instead, with the same events and contracts; only the cost per
+ * read differs (one epoll_ctl more).
  * Threads: any.  Progress: blocking (syscalls; reads the caller's table).
  * Lifetime: the router lives until mr_router_free(); no thread runs until
  * mr_router_start().
@@ -223,8 +236,8 @@ MR_EXPORT const char *mr_router_source_reason(const mr_router *r);
 /*
  * The source watching namespace @ns_id and why: the router's, or, when the
  * router's source was picked by probing and could not watch this namespace
- * (a per-user limit, a kernel that cannot name it), the next one that
- * could.  Returns 0, -ENOENT for an unknown namespace, -EINVAL.
+ * (a per-user limit, a kernel that cannot name it, a refusal: -EPERM or
+ * -EACCES, as a security module gives), the next one that could.  Returns 0, -ENOENT for an unknown namespace, -EINVAL.
  * Threads: any, alongside the router thread.  Progress: lock-based.
  * Lifetime: static strings.
  */
@@ -258,9 +271,9 @@ MR_EXPORT int mr_router_add_ns_fd(mr_router *r, int nsfd, uint64_t *ret_ns_id);
  * fails with -ENOENT until the same namespace is added again, which gives
  * back the same ID, a mirror read afresh and no events for the interval.
  * Subscriptions to the removed namespace stay valid handles: the events
- * already in their rings are still delivered, nothing after them, and each
- * must still be ended with mr_unsubscribe().  They are not carried over to
- * a namespace added again.
+ * already in their rings are still delivered, then MR_EVENT_NS_GONE and
+ * nothing after it, and each must still be ended with mr_unsubscribe().
+ * They are not carried over to a namespace added again.
  * Threads: any, alongside the router thread.  Progress: lock-based.
  */
 MR_EXPORT int mr_router_remove_ns(mr_router *r, uint64_t ns_id);
@@ -364,9 +377,9 @@ struct mr_sub_opts {
 	uint32_t kinds;      /* MR_KIND() mask within MR_KINDS_ALL; 0: MR_KINDS_ALL */
 	uint32_t capacity;   /* ring slots, up to 1 << 22, rounded up to a power
 				of two, at least 8 (0: 4096); the ring holds
-				capacity - 3 changes: one slot is the ring's own,
-				two are kept for the OVERRUN marker and the
-				SNAPSHOT */
+				capacity - 5 changes: one slot is the ring's own,
+				four are kept for markers (OVERRUN, SNAPSHOT,
+				NS_GONE) */
 };
 
 /*

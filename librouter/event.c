@@ -21,6 +21,7 @@ static const char *const kind_names[] = {
 	[MR_EVENT_RESYNC_BEGIN] = "resync-begin",
 	[MR_EVENT_RESYNC_END] = "resync-end",
 	[MR_EVENT_SNAPSHOT] = "snapshot",
+	[MR_EVENT_NS_GONE] = "ns-gone",
 };
 
 const char *mr_event_kind_name(uint32_t kind)

@@ -720,6 +720,7 @@ struct mr__ns {
 	const char *reason; /* why ops, when it is not the router's source */
 	void *src;         /* the source's state */
 	bool resync_pending;
+	struct mr__event *gone; /* NS_GONE for its subscribers, made up front */
 	struct mr__statmount_buf smbuf; /* statmount replies (one thread at a time) */
 	struct mr__ns *next;
 };

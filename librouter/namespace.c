@@ -101,6 +101,11 @@ int mr__ns_open(mr_router *r, int nsfd, pid_t pid, struct mr__ns **ret)
 		}
 	}
 	ns->pid = pid;
+	ns->gone = mr__event_marker(MR_EVENT_NS_GONE);
+	if (!ns->gone) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	err = mr__mirror_init(&ns->mirror);
 	if (err < 0)
 		goto fail;
@@ -148,6 +153,8 @@ void mr__ns_close(struct mr__ns *ns, struct mr__reactor *re)
 		return;
 	if (ns->ops)
 		ns->ops->close(ns, re);
+	if (ns->gone)
+		mr__event_discard(ns->gone);
 	mr__trie_free(ns->trie);
 	mr__mirror_free(&ns->mirror);
 	mr__statmount_buf_free(&ns->smbuf);

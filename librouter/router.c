@@ -913,6 +913,54 @@ static void recover(mr_router *r)
 	}
 }
 
+/*
+ * @ns is no longer watched: each of its subscribers gets an OVERRUN marker
+ * if it had overrun and not caught up (what it lost is not coming back),
+ * then NS_GONE, made when the namespace was opened so that it cannot be
+ * lost to a failed allocation.  Both go into the reserve.
+ */
+static void tell_ns_gone(mr_router *r, struct mr__ns *ns)
+{
+	struct mr__event *gone = ns->gone;
+	uint32_t n = 0;
+
+	ns->gone = NULL;
+	for (struct mr_sub *s = r->subs; s; s = s->next_all) {
+		if (s->ns != ns)
+			continue;
+		n++;
+		if (!s->overrun)
+			continue;
+		struct mr__event *ev = mr__event_marker(MR_EVENT_OVERRUN);
+		if (ev) {
+			ev->pub.lost = s->lost;
+			stamp(r, ns, ev, MR_EVF_RING_LOSS);
+			atomic_store_explicit(&ev->refs, 1, memory_order_relaxed);
+			if (mr__sub_push_reserved(s, ev))
+				count(&s->overruns, 1);
+			else
+				mr_event_unref(&ev->pub);
+		}
+	}
+	if (!n) {
+		mr__event_discard(gone);
+		return;
+	}
+	stamp(r, ns, gone, 0);
+	atomic_store_explicit(&gone->refs, n, memory_order_relaxed);
+	for (struct mr_sub *s = r->subs; s; s = s->next_all) {
+		if (s->ns != ns)
+			continue;
+		if (mr__sub_push_reserved(s, gone)) {
+			count(&s->delivered, 1);
+			touch(r, s);
+		} else {
+			mr_event_unref(&gone->pub); /* the reserve makes this unreachable */
+		}
+	}
+	count(&r->deliveries, n);
+}
+
 /* ---- commands ---- */
 
 static void unlink_overrun(mr_router *r, struct mr_sub *s)
@@ -1000,6 +1048,7 @@ static void del_ns(mr_router *r, struct mr__ns *ns)
 			*pp = ns->next;
 			break;
 		}
+	tell_ns_gone(r, ns);
 	for (struct mr_sub *s = r->subs; s; s = s->next_all)
 		if (s->ns == ns) {
 			detach_sub(r, s);

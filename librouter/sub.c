@@ -45,8 +45,12 @@ void __tsan_ignore_thread_end(void);
 #define TSAN_IGNORE_END() ((void)0)
 #endif
 
-/* Slots kept back from changes for the OVERRUN marker and the SNAPSHOT. */
-#define RESERVE 2
+/*
+ * Slots kept back from changes: the OVERRUN marker and the SNAPSHOT of a
+ * catch-up, which may still be unread when the namespace goes; then the
+ * OVERRUN of a loss not caught up, and NS_GONE, which must always fit.
+ */
+#define RESERVE 4
 
 struct mr__sub_ring {
 	struct ck_ring ring; /* capacity a power of two; holds capacity - 1 entries */

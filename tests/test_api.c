@@ -49,14 +49,14 @@ static int test_kinds(void)
 		const char *name = mr_event_kind_name(k);
 		uint32_t back = 0;
 		bool named = strcmp(name, "unknown") != 0;
-		CHECK(named == (k >= MR_EVENT_MOUNT && k <= MR_EVENT_SNAPSHOT));
+		CHECK(named == (k >= MR_EVENT_MOUNT && k <= MR_EVENT_NS_GONE));
 		CHECK(!(MR_KIND(k) & MR_KINDS_ALL) || named);
 		if (!named)
 			continue;
 		known++;
 		CHECK(mr_event_kind_parse(name, &back) == 0 && back == k);
 	}
-	CHECK(known == MR_EVENT_SNAPSHOT);
+	CHECK(known == MR_EVENT_NS_GONE);
 	CHECK_STR(mr_event_kind_name(MR_KIND_LIMIT), "unknown");
 	CHECK_STR(mr_event_kind_name(UINT32_MAX), "unknown");
 

@@ -139,9 +139,15 @@ static int test_child_namespace(void)
 	mr_event_unref(ev);
 	CHECK(tu_next(mine, 200, false) == NULL);
 
-	/* Dropped: nothing more arrives, and the subscription stays valid to free. */
+	/*
+	 * Dropped: the subscriber is told, nothing more arrives, and the
+	 * subscription stays valid to free.
+	 */
 	CHECK(mr_router_remove_ns(router, child_id) == 0);
 	CHECK(mr_router_remove_ns(router, child_id) == -ENOENT);
+	ev = tu_next(theirs, 5000, false);
+	CHECK(ev && ev->kind == MR_EVENT_NS_GONE && ev->ns_id == child_id);
+	mr_event_unref(ev);
 	CHECK(child_do(&c, 'u', dir) == 0);
 	CHECK(tu_next(theirs, 300, false) == NULL);
 
@@ -170,6 +176,69 @@ static int test_child_namespace(void)
 	mr_unsubscribe(mine);
 	child_stop(&c);
 	CHECK(mr_router_add_ns_pid(router, c.pid, NULL) == -ESRCH);
+	return 0;
+}
+
+/*
+ * A namespace removed under a subscriber whose ring is full: it still gets
+ * what was routed to it, then an OVERRUN with the count it will never get
+ * back, then NS_GONE, in seq order, and nothing after.
+ */
+static int test_ns_gone_full_ring(void)
+{
+	enum { CAPACITY = 16, FITS = CAPACITY - 1 - 4, MOUNTS = FITS + 3 };
+	struct child c;
+	uint64_t child_id = 0, seq = 0;
+	mr_sub *reader, *full;
+	char dir[MOUNTS][512];
+	const struct mr_event *ev;
+
+	CHECK(child_start(&c) == 0);
+	CHECK(mr_router_add_ns_pid(router, c.pid, &child_id) == 0);
+	struct mr_sub_opts o = {.size = sizeof(o), .subtree = root, .ns_id = child_id};
+	CHECK(mr_subscribe(router, &o, &reader) == 0);
+	o.capacity = CAPACITY;
+	CHECK(mr_subscribe(router, &o, &full) == 0);
+	for (int i = 0; i < MOUNTS; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "gone%d", i);
+		tu_path(dir[i], sizeof(dir[i]), root, name);
+		CHECK(tu_mkdir(dir[i]) == 0);
+		CHECK(child_do(&c, 'm', dir[i]) == 0);
+	}
+	/* The reader has them all: the router has routed every one. */
+	for (int i = 0; i < MOUNTS; i++) {
+		ev = tu_next(reader, 5000, false);
+		CHECK(ev && ev->kind == MR_EVENT_MOUNT);
+		mr_event_unref(ev);
+	}
+	CHECK(mr_router_remove_ns(router, child_id) == 0);
+	ev = tu_next(reader, 5000, false);
+	CHECK(ev && ev->kind == MR_EVENT_NS_GONE);
+	mr_event_unref(ev);
+
+	for (int i = 0; i < FITS; i++) {
+		ev = tu_next(full, 5000, false);
+		CHECK(ev && ev->kind == MR_EVENT_MOUNT && ev->seq > seq);
+		seq = ev->seq;
+		mr_event_unref(ev);
+	}
+	ev = tu_next(full, 5000, false);
+	CHECK(ev && ev->kind == MR_EVENT_OVERRUN && ev->lost == MOUNTS - FITS &&
+	      (ev->flags & MR_EVF_RING_LOSS) && ev->seq > seq);
+	seq = ev->seq;
+	mr_event_unref(ev);
+	ev = tu_next(full, 5000, false);
+	CHECK(ev && ev->kind == MR_EVENT_NS_GONE && ev->ns_id == child_id && ev->seq > seq);
+	mr_event_unref(ev);
+	CHECK(tu_next(full, 300, false) == NULL);
+	CHECK(tu_next(reader, 300, false) == NULL);
+
+	mr_unsubscribe(full);
+	mr_unsubscribe(reader);
+	for (int i = 0; i < MOUNTS; i++)
+		CHECK(child_do(&c, 'u', dir[i]) == 0);
+	child_stop(&c);
 	return 0;
 }
 
@@ -334,6 +403,7 @@ int main(int argc, char **argv)
 	CHECK(err == 0);
 	CHECK(mr_router_start(router) == 0);
 	fail |= RUN(test_child_namespace);
+	fail |= RUN(test_ns_gone_full_ring);
 	fail |= RUN(test_concurrent_subscribers);
 	fail |= RUN(test_many_namespaces);
 	mr_router_free(router);

@@ -30,9 +30,14 @@ grep -q "^container-manager: $N/$N matched listmount; " "$OUT" || fail "not $N/$
 [ "$(grep -c ' matched: ' "$OUT")" = "$N" ] || fail "not $N lists printed as matched"
 # Every list holds the container's root.
 [ "$(grep ' matched: ' "$OUT" | grep -c ' /(tmpfs)')" = "$N" ] || fail "a list lacks the root"
-ended=$(grep -c ' exited (0): namespace [0-9]* removed, subscription ended after ' "$OUT")
+# A container that exits is removed; its subscription is told (ns-gone).
+ended=$(grep -c ' exited (0): namespace [0-9]* removed, subscription ended on ns-gone after ' "$OUT")
 [ "$ended" -ge 1 ] || fail "no container ended and was replaced"
-started=$(sed -n 's/.*; \([0-9]*\) containers started, \([0-9]*\) ended;.*/\1/p' "$OUT")
+! grep -q 'subscription ended on removal' "$OUT" || fail "a subscription was not told of its namespace's end"
+started=$(sed -n 's/.*; \([0-9]*\) containers started, \([0-9]*\) ended, \([0-9]*\) told by ns-gone;.*/\1/p' "$OUT")
+told=$(sed -n 's/.*; \([0-9]*\) containers started, \([0-9]*\) ended, \([0-9]*\) told by ns-gone;.*/\3/p' "$OUT")
 [ "$started" = $((N + ended)) ] || fail "started $started, want $N + $ended replaced"
+on_gone=$(grep -c ' removed, subscription ended on ns-gone after ' "$OUT")
+[ "$told" = "$on_gone" ] || fail "$told subscriptions told by ns-gone, $on_gone lines say so"
 grep -q '^container-manager: cpu [0-9]* ms .*, peak rss [0-9]* KiB$' "$OUT" || fail "no CPU/RSS line"
 echo "container-manager ($SOURCE): $N/$N matched, $ended replaced"
