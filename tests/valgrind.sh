@@ -40,10 +40,10 @@ run() {
 		--show-leak-kinds=definite --suppressions="$here/valgrind.supp" --quiet \
 		--trace-children=no "$build/tests/$name" "$@" >"$log" 2>&1 || status=$?
 	case $status in
-	0) echo "valgrind $name $*: clean" ;;
-	77) echo "valgrind $name $*: skipped ($(grep -m1 -i 'skip\|not\|no ' "$log" || true))" ;;
+	0) echo "valgrind $name${*:+ $*}: clean" ;;
+	77) echo "valgrind $name${*:+ $*}: skipped ($(grep -m1 -i 'skip\|not\|no ' "$log" || true))" ;;
 	*)
-		echo "valgrind $name $*: FAILED (rc $status), see $log"
+		echo "valgrind $name${*:+ $*}: FAILED (rc $status), see $log"
 		tail -40 "$log"
 		rc=1
 		;;
