@@ -2,7 +2,10 @@
 # Regenerates BENCHMARKS.md: micro-benchmarks of the routing path (Google
 # Benchmark), end-to-end storms per watcher side by side (hyperfine over
 # mountstorm), and the 10,000-mount storm table (mountstorm).  Root needed
-# for the storms (private mount namespaces).  Usage: bench/run.sh [--quick]
+# for the storms (private mount namespaces).  Usage: bench/run.sh [--quick] [--vm]
+# --vm: under qemu too, the storm and one change at a time on the project's
+# kernel, and one change at a time on Debian's stock 6.12 and 6.1 kernels;
+# without it those sections are kept from the last BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -72,6 +75,24 @@ if ((vm)); then
 	kernel/vm/run.sh --kernel "$(kernel/build.sh | tail -1)" --memory 2048 --timeout 900 \
 		--log "$out/vm.log" build-vm/stress/mountstorm >/dev/null 2>&1 || true
 	grep -vE '^(dmesg|MR-VM|\[)' "$out/vm.log" | sed -n '/^mountstorm:/,/^findmnt /p' >"$out/vm.txt"
+
+	# One change at a time in the guest (bench/single/vm.sh builds the static
+	# binary in build-vm).  The project's kernel: every watcher it has,
+	# propagation changes too (its fanotify and watch_mount report them).
+	# Debian's kernels have neither fanotify mount events nor watch_mount:
+	# the listmount and mountinfo sources and the poller, and watch_mount to
+	# show the row saying why it is left out.
+	vm_single_args="--mounts 1000,3000,10000,30000 --changes 40 --findmnt-max 0"
+	((total >= 10000)) || vm_single_args="--mounts 1000 --changes 10 --findmnt-max 0"
+	# shellcheck disable=SC2086
+	bench/single/vm.sh build-vm $vm_single_args --propagation >"$out/vm-single.md" 2>/dev/null || true
+	: >"$out/vm-single-6.12.md"
+	: >"$out/vm-single-6.1.md"
+	while read -r label image; do
+		# shellcheck disable=SC2086
+		MR_VM_KERNEL=$image bench/single/vm.sh build-vm $vm_single_args --watchers 4,5,6,8 \
+			>"$out/vm-single-$label.md" 2>/dev/null || true
+	done < <(kernel/vm/stock-kernels.sh 6.12 6.1 || true)
 fi
 
 # One figure from a run's JSON: fig NAME CONTENDER JQ-EXPRESSION
@@ -151,6 +172,20 @@ if ((!vm)) && [[ -f BENCHMARKS.md ]]; then
 	kept_vm=$(awk '/^## The storm on the project.s kernel/ {f=1} f && /^## / && !/project.s kernel/ {f=0} f' BENCHMARKS.md)
 	[[ -z $kept_vm ]] || kept_vm="${kept_vm/\(watch_mount, qemu TCG\)/(watch_mount, qemu TCG; from the last \`bench/run.sh --vm\`, not rerun)}"
 fi
+# The single-change sections under qemu: made now with --vm, else kept as they
+# were (both, from their headings to the next section), so that a run on the
+# host alone never drops them.
+single_vm=
+if ((vm)); then
+	stock_cmd="MR_VM_KERNEL=\$(kernel/vm/stock-kernels.sh 6.12 | cut -d' ' -f2) bench/single/vm.sh build-vm $vm_single_args --watchers 4,5,6,8"
+	single_vm="$(bench/single/vm_section.sh project "$out/vm-single.md" \
+		"bench/single/vm.sh build-vm $vm_single_args --propagation")
+
+$(bench/single/vm_section.sh stock "$out/vm-single-6.12.md" "$out/vm-single-6.1.md" "$stock_cmd")"
+elif [[ -f BENCHMARKS.md ]]; then
+	single_vm=$(awk '/^## One change at a time on (the project.s kernel|Debian.s stock kernels)/ { f = 1; print; next }
+		/^## / { f = 0 } f' BENCHMARKS.md)
+fi
 
 {
 	cat <<HDR
@@ -175,7 +210,9 @@ $(grep -E '^(BM_|Benchmark|---)' "$out/bench.txt")
 \`\`\`
 
 $(bench/single/section.sh "$out/single.jsonl" "$out/single.md" "$build/bench/single_change --mounts $sizes --changes 40 --findmnt-max 1000 --json single.jsonl")
-
+${single_vm:+
+$single_vm
+}
 ## One storm, one watcher at a time (hyperfine)
 
 A 1,000-mount storm (\`mountstorm --quick\`) watched by each contender alone;

@@ -9,6 +9,7 @@ kinds='["mount","umount","move","bind","ro remount","setattr"]'
 # One row per table size and watcher: CPU per change of each kind, then the
 # mount row's syscalls and latency, and its CPU against the floor and the poller's.
 jq -rs --argjson kinds "$kinds" '
+  map(select(has("skipped") | not)) |
   def cell(k): (map(select(.kind == k)) | first) as $c
     | if $c == null then "" elif $c.sees | not then "n/a" else ($c.cpu_us | . * 10 | round / 10 | tostring) end;
   def ratio(a; b): if a == null or b == null or b == 0 then "" else (a / b | . * 10 | round / 10 | tostring) + "x" end;
@@ -22,10 +23,14 @@ jq -rs --argjson kinds "$kinds" '
     + " | \($mount.syscalls | . * 10 | round / 10) | \($mount.p50_us | round) / \($mount.p99_us | round)"
     + " | \(ratio($mount.cpu_us; $floor)) | \(ratio($poller; $mount.cpu_us)) |"
 ' "$in" >"$out.rows"
+# A watcher this kernel cannot run: one row per size saying why, no figures.
+jq -r 'select(has("skipped")) | "| \(.mounts) | \(.watcher) | n/a: left out, \(.skipped) | | | | | | | | | |"' \
+	"$in" >>"$out.rows"
 {
 	echo "| mounts | watcher | mount | umount | move | bind | ro remount | setattr | syscalls/change (mount) | latency p50 / p99 us (mount) | CPU / floor (mount) | poller / this (mount) |"
 	echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-	cat "$out.rows"
+	# Each left-out row among its table size's rows (a stable sort keeps their order).
+	sort -s -t'|' -k2,2n "$out.rows"
 } >"$out.md"
 rm -f "$out.rows"
 

@@ -30,6 +30,11 @@ enum watcher {
 	W_MOUNTINFO, /* mountrouter, mountinfo source */
 	W_POLLER,    /* POLLPRI, re-read mountinfo, diff lines by ID */
 	W_FINDMNT,   /* util-linux findmnt --poll */
+	/*
+	 * Last, so that the numbers --watchers takes in BENCHMARKS.md's
+	 * commands keep naming the same watchers.
+	 */
+	W_WATCH_MOUNT, /* mountrouter, watch_mount source, one thread, every kind */
 	W__N,
 };
 
@@ -39,6 +44,8 @@ extern const char *const watcher_name[W__N];
 void watcher_run(enum watcher w, const char *root, struct seen *seen);
 /* 0 if watcher @w can run here, else -errno (the reason it is left out). */
 int watcher_probe(enum watcher w);
+/* What watcher @w needs from the system, for the line saying why it is left out. */
+extern const char *const watcher_needs[W__N];
 
 uint64_t now_ns(void);
 

@@ -4,7 +4,8 @@
  *
  *   single_change [--mounts 1000,3000,10000,30000] [--changes 40]
  *                 [--interval-ms 30] [--findmnt-max 3000] [--json FILE]
- *                 [--watchers 0,3,..]   (numbers of enum watcher in single.h)
+ *                 [--watchers 0,3,..]   (numbers of enum watcher in single.h;
+ *                                        8: watch_mount, the project's kernel)
  *                 [--propagation]       (MS_SHARED too: FAN_MNT_ATTR_CHANGE kernels)
  *
  * In a private mount namespace (tmpfs root under /tmp), for each table size
@@ -16,7 +17,10 @@
  * per change (its process CPU clock, nanoseconds), the
  * syscalls its library counted per change, and the latency from the
  * syscall's return to the watcher holding the change (p50, p99).  The
- * floor watcher sees only attach and detach, as fanotify does.
+ * floor watcher sees only attach and detach, as fanotify does.  A watcher
+ * this kernel cannot run (watch_mount anywhere but the project's kernel) gets
+ * one row per table size saying so and why, and a "skipped" JSON line,
+ * never figures.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -51,11 +55,14 @@ static const char *const kind_name[K__N] = {"mount", "move", "bind", "ro remount
  */
 static bool propagation;
 
-/* Which kinds a watcher can see at all. */
+/*
+ * Which kinds a watcher can see at all.  watch_mount names every change,
+ * a propagation change included (SETATTR, kernel/patches/0009).
+ */
 static bool sees(enum watcher w, enum kind k)
 {
 	if (k == K_PROPAGATION)
-		return w == W_FANOTIFY || w == W_FANOTIFY_1T;
+		return w == W_FANOTIFY || w == W_FANOTIFY_1T || w == W_WATCH_MOUNT;
 	return (w != W_FLOOR && w != W_FANOTIFY_TOPO) || (k != K_RO && k != K_SETATTR);
 }
 
@@ -247,7 +254,7 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: single_change [--mounts N,N..] [--changes N] "
 					"[--interval-ms MS] [--findmnt-max N] [--json FILE] "
-					"[--watchers N,N..]\n");
+					"[--watchers N,N..] [--propagation]\n");
 			return o == 'h' ? 0 : 2;
 		}
 	}
@@ -275,6 +282,7 @@ int main(int argc, char **argv)
 	mkdirs("bind/%u", changes);
 
 	bool usable[W__N];
+	int left_out[W__N] = {0}; /* -errno of the probe, for the rows saying why */
 	for (int w = 0; w < W__N; w++) {
 		char key[8];
 		snprintf(key, sizeof(key), ",%d,", w);
@@ -286,9 +294,10 @@ int main(int argc, char **argv)
 		}
 		int err = watcher_probe((enum watcher)w);
 		usable[w] = err == 0;
+		left_out[w] = err;
 		if (err)
-			fprintf(stderr, "single_change: %s left out: %s\n", watcher_name[w],
-				strerror(-err));
+			fprintf(stderr, "single_change: %s left out: needs %s: %s\n",
+				watcher_name[w], watcher_needs[w], strerror(-err));
 	}
 
 	struct seen *seen = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
@@ -306,7 +315,23 @@ int main(int argc, char **argv)
 				die("fill mount");
 		}
 		for (int w = 0; w < W__N; w++) {
-			if (!usable[w] || (w == W_FINDMNT && sizes[s] > findmnt_max))
+			if (w == W_FINDMNT && sizes[s] > findmnt_max)
+				continue;
+			if (left_out[w]) {
+				/* In the table, not only on stderr: the VM's log keeps the table. */
+				printf("| %u | %s | every kind | n/a | | | | left out: needs %s: %s |\n",
+				       sizes[s], watcher_name[w], watcher_needs[w],
+				       strerror(-left_out[w]));
+				fflush(stdout);
+				if (js)
+					fprintf(js,
+						"{\"mounts\":%u,\"watcher\":\"%s\","
+						"\"skipped\":\"needs %s: %s\"}\n",
+						sizes[s], watcher_name[w], watcher_needs[w],
+						strerror(-left_out[w]));
+				continue;
+			}
+			if (!usable[w])
 				continue;
 			memset(seen, 0, sizeof(*seen));
 			pid_t pid = fork();

@@ -3,7 +3,9 @@
 # there has FAN_MNT_ATTR_CHANGE (kernel/patches/0021), so remounts and
 # mount_setattr(2) are named by the kernel, not found by a pass.
 #   bench/single/vm.sh BUILD_DIR [SINGLE_CHANGE ARGS...]
-# BUILD_DIR configured with -DMR_VM_TESTS=ON; prints single_change's table.
+# BUILD_DIR configured with -DMR_VM_TESTS=ON or -DMR_STRESS_STATIC=ON (both
+# bring the fully static link); prints single_change's table, a watcher the
+# kernel cannot run as a row saying why (the console keeps only the table).
 # MR_VM_KERNEL=VMLINUZ boots another kernel (Debian's stock ones: kernel/vm/stock-kernels.sh).
 set -euo pipefail
 build=$1

@@ -26,6 +26,19 @@ const char *const watcher_name[W__N] = {
 	[W_MOUNTINFO] = "mountrouter, mountinfo",
 	[W_POLLER] = "bare mountinfo poller",
 	[W_FINDMNT] = "findmnt --poll",
+	[W_WATCH_MOUNT] = "mountrouter, watch_mount, one thread",
+};
+
+const char *const watcher_needs[W__N] = {
+	[W_FLOOR] = "fanotify mount events (FAN_REPORT_MNT, 6.14)",
+	[W_FANOTIFY] = "fanotify mount events (FAN_REPORT_MNT, 6.14)",
+	[W_FANOTIFY_1T] = "fanotify mount events (FAN_REPORT_MNT, 6.14)",
+	[W_FANOTIFY_TOPO] = "fanotify mount events (FAN_REPORT_MNT, 6.14)",
+	[W_LISTMOUNT] = "listmount(2) and statmount(2) (6.8)",
+	[W_MOUNTINFO] = "a pollable /proc/self/mountinfo",
+	[W_POLLER] = "a pollable /proc/self/mountinfo",
+	[W_FINDMNT] = "findmnt in PATH",
+	[W_WATCH_MOUNT] = "watch_mount(2) (the series in kernel/patches)",
 };
 
 uint64_t now_ns(void)
@@ -280,6 +293,10 @@ int watcher_probe(enum watcher w)
 	case W_MOUNTINFO:
 		o.source = "mountinfo";
 		break;
+	case W_WATCH_MOUNT:
+		/* Named, so a kernel without it gives -ENOSYS, not another source. */
+		o.source = "watch_mount";
+		break;
 	case W_FINDMNT:
 		return system("findmnt --version >/dev/null 2>&1") == 0 ? 0 : -ENOENT;
 	default:
@@ -322,6 +339,10 @@ void watcher_run(enum watcher w, const char *root, struct seen *seen)
 		break;
 	case W_FINDMNT:
 		run_findmnt(seen);
+		break;
+	case W_WATCH_MOUNT:
+		/* As W_FANOTIFY_1T: one wake-up a change, comparable with the floor. */
+		run_router("watch_mount", true, 0, root, seen, out);
 		break;
 	default:
 		break;
