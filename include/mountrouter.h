@@ -191,7 +191,8 @@ struct mr_opts {
 				 "fanotify", "listmount", "mountinfo" */
 	unsigned queue_notes; /* watch_mount: notification queue slots, 1..512
 				 (0: 256) */
-	unsigned batch;       /* the io_uring has 2 * batch submission entries,
+	unsigned batch;       /* the io_uring has 2 * batch submission entries
+				 (no meaning on epoll, where io_uring is refused),
 				 1..4096 (0: 256 entries, as for batch 128) */
 };
 
@@ -200,9 +201,14 @@ struct mr_opts {
  * MR_OPT_NO_SELF_NS, the caller's own mount namespace is added at once.
  * Returns 0, -ENOSYS if the named source is not supported by this kernel,
  * -EINVAL for unknown flags, an unknown source name, a queue_notes or batch
- * out of range or a short opts->size, -ENOMEM, or the -errno of setting up the io_uring
- * or of adding the caller's namespace (with a source named, a refusal is
- * returned as it is: -EACCES when a security module refuses the watch).
+ * out of range or a short opts->size, -ENOMEM, or the -errno of adding the
+ * caller's namespace (with a source named, a refusal is returned as it is:
+ * -EACCES when a security module refuses the watch).  Where io_uring cannot
+ * be set up (io_uring_setup refused by kernel.io_uring_disabled or a
+ * seccomp filter, a kernel without it or without provided-buffer rings,
+ * 5.19), the router is still made: it reads the same fds through epoll and
+ * read(2) instead, with the same events and contracts; only the cost per
+ * read differs (one epoll_ctl more).
  * Threads: any.  Progress: blocking (syscalls; reads the caller's table).
  * Lifetime: the router lives until mr_router_free(); no thread runs until
  * mr_router_start().
@@ -287,14 +293,16 @@ MR_EXPORT int mr_router_stop(mr_router *r);
  * For callers driving the router from their own loop: an fd that becomes
  * readable (POLLIN) when there is work, and the call that does the work
  * without blocking.
- * mr_router_fd() returns the fd (the io_uring's; poll it, never read or
- * close it) or -EINVAL.  Threads: any.  Progress: wait-free.
+ * mr_router_fd() returns the fd (the io_uring's, or the epoll fd's where
+ * io_uring was refused; poll it, never read or close it) or -EINVAL.
+ * Threads: any.  Progress: wait-free.
  * Lifetime: the fd is the router's until mr_router_free().
  * mr_router_dispatch() returns the number of events routed, -EBUSY while
  * mr_router_start()'s thread runs, or -errno.  Threads: one at a time; the
  * calling thread is the router thread for the call's duration.
- * Progress: blocking only in non-waiting syscalls (io_uring_enter without
- * a wait, statmount, reads of mountinfo); a resync reads the whole table.
+ * Progress: blocking only in non-waiting syscalls (io_uring_enter or
+ * epoll_wait without a wait, statmount, reads of mountinfo); a resync
+ * reads the whole table.
  */
 MR_EXPORT int mr_router_fd(const mr_router *r);
 MR_EXPORT int mr_router_dispatch(mr_router *r);
@@ -307,7 +315,7 @@ struct mr_stats {
 	uint64_t kernel_losses;  /* loss signals from the kernel */
 	uint64_t resyncs;        /* table diffs after a loss */
 	uint64_t syscalls;       /* syscalls the router thread made */
-	uint64_t io_uring_enters;
+	uint64_t io_uring_enters; /* or epoll waits, where io_uring was refused */
 	uint64_t bad_records;    /* truncated or unknown records skipped */
 	uint64_t namespaces;
 	uint64_t subscribers;

@@ -517,6 +517,8 @@ void mr__reactor_stats(const struct mr__reactor *re, struct mr__reactor_stats *r
  * the kernel: work that can be split should stop and let them through.
  */
 bool mr__reactor_completions_waiting(struct mr__reactor *re);
+/* "io_uring", or "epoll" where io_uring could not be set up (reactor_poll.c). */
+const char *mr__reactor_backend(const struct mr__reactor *re);
 
 /* ---- probe.c: what the running kernel offers, asked once ---- */
 

@@ -11,6 +11,11 @@
  *
  * liburing 2.3 (Debian 12) predates READ_MULTISHOT and io_uring_setup_buf_ring,
  * so those SQEs and the ring registration are prepared by hand here.
+ *
+ * Where the io_uring cannot be set up (refused, or a kernel without
+ * provided-buffer rings), every call below is forwarded to the epoll
+ * backend of reactor_poll.c instead: the router and the sources carry on
+ * as before.
  */
 #include <errno.h>
 #include <poll.h>
@@ -20,6 +25,7 @@
 
 #include "internal.h"
 #include "io_uring_compat.h"
+#include "reactor_poll.h"
 
 /* user_data of requests whose completions carry nothing to dispatch. */
 #define UD_IGNORE 1ull
@@ -27,6 +33,7 @@
 #define BGID 7
 
 struct mr__reactor {
+	struct mr__reactor_poll *poll; /* set: io_uring was refused, epoll reads */
 	struct io_uring ring;
 	struct io_uring_buf_ring *br;
 	size_t br_bytes;
@@ -39,17 +46,17 @@ struct mr__reactor {
 	struct mr__reactor_stats stats;
 };
 
-int mr__reactor_new(const struct mr__reactor_opts *o, struct mr__reactor **ret)
+/*
+ * The io_uring and its provided-buffer ring.  Returns 0, or -errno with
+ * nothing left set up: each such error means io_uring is not to be had
+ * here (EPERM: kernel.io_uring_disabled or seccomp; ENOSYS; EINVAL from
+ * every setup flag or from the buffer ring registration before 5.19;
+ * ENOMEM: the ring's locked memory limit before 5.12).
+ */
+static int uring_setup(struct mr__reactor *re, unsigned entries)
 {
 	struct io_uring_params p = {0};
-	struct mr__reactor *re;
 	int err;
-
-	re = mr__calloc(1, sizeof(*re));
-	if (!re)
-		return -ENOMEM;
-	re->n_bufs = o->buffers ? o->buffers : 64;
-	re->buf_size = o->buf_size ? o->buf_size : 16384;
 
 	/*
 	 * COOP_TASKRUN: completions are posted when we next enter the kernel
@@ -67,13 +74,46 @@ int mr__reactor_new(const struct mr__reactor_opts *o, struct mr__reactor **ret)
 	for (size_t i = 0; i < MR__ARRAY_SIZE(setups) && err == -EINVAL; i++) {
 		memset(&p, 0, sizeof(p));
 		p.flags = setups[i];
-		err = io_uring_queue_init_params(o->entries ? o->entries : 256, &re->ring, &p);
+		err = io_uring_queue_init_params(entries, &re->ring, &p);
 	}
+	if (err < 0)
+		return err;
+
+	struct io_uring_buf_reg reg = {
+		.ring_addr = (uint64_t)(uintptr_t)re->br,
+		.ring_entries = re->n_bufs,
+		.bgid = BGID,
+	};
+	err = io_uring_register_buf_ring(&re->ring, &reg, 0);
 	if (err < 0) {
-		mr__free(re);
+		io_uring_queue_exit(&re->ring);
 		return err;
 	}
+	io_uring_buf_ring_init(re->br);
+	for (unsigned i = 0; i < re->n_bufs; i++)
+		io_uring_buf_ring_add(re->br, re->bufs + (size_t)i * re->buf_size, re->buf_size,
+				      (unsigned short)i, io_uring_buf_ring_mask(re->n_bufs), (int)i);
+	io_uring_buf_ring_advance(re->br, (int)re->n_bufs);
+	return 0;
+}
 
+int mr__reactor_new(const struct mr__reactor_opts *o, struct mr__reactor **ret)
+{
+	struct mr__reactor *re;
+	int err;
+
+	re = mr__calloc(1, sizeof(*re));
+	if (!re)
+		return -ENOMEM;
+	re->n_bufs = o->buffers ? o->buffers : 64;
+	re->buf_size = o->buf_size ? o->buf_size : 16384;
+
+	/* Our own memory first: its failure is an error, not a reason to fall back. */
+	re->bufs = mr__malloc((size_t)re->n_bufs * re->buf_size);
+	if (!re->bufs) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	re->br_bytes = re->n_bufs * sizeof(struct io_uring_buf);
 	re->br = mmap(NULL, re->br_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (re->br == MAP_FAILED) {
@@ -81,24 +121,18 @@ int mr__reactor_new(const struct mr__reactor_opts *o, struct mr__reactor **ret)
 		re->br = NULL;
 		goto fail;
 	}
-	re->bufs = mr__malloc((size_t)re->n_bufs * re->buf_size);
-	if (!re->bufs) {
-		err = -ENOMEM;
-		goto fail;
+
+	if (mr__reactor_poll_forced() || uring_setup(re, o->entries ? o->entries : 256) < 0) {
+		munmap(re->br, re->br_bytes);
+		re->br = NULL;
+		mr__free(re->bufs);
+		re->bufs = NULL;
+		err = mr__reactor_poll_new(o, &re->poll);
+		if (err < 0)
+			goto fail;
+		*ret = re;
+		return 0;
 	}
-	struct io_uring_buf_reg reg = {
-		.ring_addr = (uint64_t)(uintptr_t)re->br,
-		.ring_entries = re->n_bufs,
-		.bgid = BGID,
-	};
-	err = io_uring_register_buf_ring(&re->ring, &reg, 0);
-	if (err < 0)
-		goto fail;
-	io_uring_buf_ring_init(re->br);
-	for (unsigned i = 0; i < re->n_bufs; i++)
-		io_uring_buf_ring_add(re->br, re->bufs + (size_t)i * re->buf_size, re->buf_size,
-				      (unsigned short)i, io_uring_buf_ring_mask(re->n_bufs), (int)i);
-	io_uring_buf_ring_advance(re->br, (int)re->n_bufs);
 
 	re->multishot_read = mr__probe()->read_multishot;
 	*ret = re;
@@ -107,7 +141,6 @@ fail:
 	if (re->br)
 		munmap(re->br, re->br_bytes);
 	mr__free(re->bufs);
-	io_uring_queue_exit(&re->ring);
 	mr__free(re);
 	return err;
 }
@@ -116,6 +149,11 @@ void mr__reactor_free(struct mr__reactor *re)
 {
 	if (!re)
 		return;
+	if (re->poll) {
+		mr__reactor_poll_free(re->poll);
+		mr__free(re);
+		return;
+	}
 	io_uring_queue_exit(&re->ring);
 	munmap(re->br, re->br_bytes);
 	mr__free(re->bufs);
@@ -124,7 +162,7 @@ void mr__reactor_free(struct mr__reactor *re)
 
 int mr__reactor_fd(const struct mr__reactor *re)
 {
-	return re->ring.ring_fd;
+	return re->poll ? mr__reactor_poll_fd(re->poll) : re->ring.ring_fd;
 }
 
 static struct io_uring_sqe *get_sqe(struct mr__reactor *re)
@@ -191,12 +229,18 @@ static int arm(struct mr__reactor *re, struct mr__watch *w)
 
 int mr__reactor_add(struct mr__reactor *re, struct mr__watch *w)
 {
+	if (re->poll)
+		return mr__reactor_poll_add(re->poll, w);
 	w->closing = false;
 	return arm(re, w);
 }
 
 void mr__reactor_remove(struct mr__reactor *re, struct mr__watch *w)
 {
+	if (re->poll) {
+		mr__reactor_poll_remove(re->poll, w);
+		return;
+	}
 	if (!w->armed) {
 		/*
 		 * A one-shot watch that completed in this step waits on the
@@ -229,6 +273,8 @@ void mr__reactor_pause(struct mr__watch *w)
 
 int mr__reactor_resume(struct mr__reactor *re, struct mr__watch *w)
 {
+	if (re->poll)
+		return mr__reactor_poll_resume(re->poll, w);
 	w->paused = false;
 	if (!w->parked)
 		return 0; /* still armed: it goes on */
@@ -238,6 +284,8 @@ int mr__reactor_resume(struct mr__reactor *re, struct mr__watch *w)
 
 int mr__reactor_retime(struct mr__reactor *re, struct mr__watch *w, uint64_t timeout_ns)
 {
+	if (re->poll)
+		return mr__reactor_poll_retime(re->poll, w, timeout_ns);
 	if (w->mode != MR__WATCH_TIMER || !w->armed || w->closing)
 		return -EINVAL;
 	struct io_uring_sqe *sqe = get_sqe(re);
@@ -258,6 +306,8 @@ int mr__reactor_retime(struct mr__reactor *re, struct mr__watch *w, uint64_t tim
 
 int mr__reactor_submit(struct mr__reactor *re, bool wait)
 {
+	if (re->poll)
+		return mr__reactor_poll_submit(re->poll, wait);
 	int ret;
 
 	for (struct mr__watch *w = re->rearm, *next; w; w = next) {
@@ -348,6 +398,8 @@ static void complete(struct mr__reactor *re, struct io_uring_cqe *cqe, unsigned 
 
 int mr__reactor_reap(struct mr__reactor *re, void (*before)(void *), void *arg)
 {
+	if (re->poll)
+		return mr__reactor_poll_reap(re->poll, before, arg);
 	struct io_uring_cqe *cqes[256];
 	unsigned recycled = 0;
 	int total = 0;
@@ -370,6 +422,8 @@ int mr__reactor_reap(struct mr__reactor *re, void (*before)(void *), void *arg)
 
 int mr__reactor_drain(struct mr__reactor *re, unsigned timeout_ms)
 {
+	if (re->poll)
+		return mr__reactor_poll_drain(re->poll);
 	struct __kernel_timespec ts = {.tv_nsec = 10 * 1000000};
 	struct io_uring_cqe *cqe;
 
@@ -384,11 +438,22 @@ int mr__reactor_drain(struct mr__reactor *re, unsigned timeout_ms)
 
 bool mr__reactor_completions_waiting(struct mr__reactor *re)
 {
+	if (re->poll)
+		return mr__reactor_poll_ready(re->poll);
 	return io_uring_cq_ready(&re->ring) ||
 	       (IO_URING_READ_ONCE(*re->ring.sq.kflags) & IORING_SQ_TASKRUN);
 }
 
 void mr__reactor_stats(const struct mr__reactor *re, struct mr__reactor_stats *ret)
 {
+	if (re->poll) {
+		mr__reactor_poll_stats(re->poll, ret);
+		return;
+	}
 	*ret = re->stats;
+}
+
+const char *mr__reactor_backend(const struct mr__reactor *re)
+{
+	return re->poll ? "epoll" : "io_uring";
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "reactor_poll.h"
 #include "testing.h"
 
 struct mr__testing_ns {
@@ -161,4 +162,14 @@ size_t mr__testing_trie_count(const struct mr__trie *t, const char *path)
 
 	mr__trie_match(t, path, strlen(path), count_one, &n);
 	return n;
+}
+
+void mr__testing_reactor_force_poll(bool on)
+{
+	mr__reactor_poll_force(on);
+}
+
+const char *mr__testing_reactor_backend(mr_router *r)
+{
+	return mr__reactor_backend(mr__router_reactor(r));
 }

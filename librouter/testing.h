@@ -5,13 +5,15 @@
  * they must not include: a change inside the library then breaks this
  * file's few promises or nothing outside it.
  *
- * Two things only:
+ * Three things only:
  *   - a namespace fed from memory: its source answers lookups from a
  *     callback, its changes are handed in by the caller, and its
  *     subscriptions are attached at once, so the routing path (apply to the
  *     mirror, match in the trie, enqueue to the rings) runs with no syscall
  *     and no router thread;
- *   - the subtree trie alone.
+ *   - the subtree trie alone;
+ *   - the reactor's backend: which one a router reads through, and a way
+ *     to make routers read through epoll as where io_uring is refused.
  * Linked from the static library (mountrouter_static); the shared library
  * does not export these names.
  *
@@ -21,6 +23,7 @@
 #ifndef MR_TESTING_H
 #define MR_TESTING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -87,6 +90,16 @@ void mr__testing_trie_free(struct mr__trie *t);
 int mr__testing_trie_add(struct mr__trie *t, const char *prefix, void *value);
 /* How many values lie under prefixes of @path (the routing match). */
 size_t mr__testing_trie_count(const struct mr__trie *t, const char *path);
+
+/*
+ * While @on, every router made reads its fds through epoll and read(2), as
+ * it does where io_uring_setup fails (kernel.io_uring_disabled, seccomp):
+ * for tests of that backend, and under valgrind, which delivers no
+ * io_uring completions.  Threads: any; routers already made keep theirs.
+ */
+void mr__testing_reactor_force_poll(bool on);
+/* "io_uring" or "epoll": what router @r reads its fds through. */
+const char *mr__testing_reactor_backend(mr_router *r);
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,8 @@
 #      stock 6.1 and 6.12 kernels under qemu (label stock, ~35 s each);
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer: unit and kernel tests;
 #   3. ThreadSanitizer: the ring, router and namespace tests (the cross-thread paths);
-#   4. the fuzzers' smoke runs (clang, libFuzzer) and valgrind's memcheck.
+#   4. the fuzzers' smoke runs (clang, libFuzzer) and valgrind's memcheck
+#      (the model-kernel tests, and the host-kernel ones on the epoll backend).
 # Exits non-zero if any test fails.  MR_SKIP_VM=1 leaves out the vm and stock tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,7 +45,8 @@ step "valgrind memcheck"
 cmake -S . -B build-vg -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-DMR_SANITIZER_ALLOC \
 	-DMR_BUILD_BENCH=OFF -DMR_BUILD_STRESS=OFF -DMR_BUILD_EXAMPLES=OFF
 cmake --build build-vg -j"$jobs" --target test_model_router test_faults test_mirror test_trie \
-	test_ring test_decode test_mountinfo
+	test_ring test_decode test_mountinfo test_router_mountinfo test_namespaces_mountinfo \
+	test_faults_ns_mountinfo test_reactor_fallback test_truth_fanotify test_faults_host
 tests/valgrind.sh build-vg
 
 step "all tests passed"

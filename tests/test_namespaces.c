@@ -394,9 +394,13 @@ int main(int argc, char **argv)
 	err = tu_private_root(root, sizeof(root));
 	if (err)
 		return err;
-	/* A namespace holds an nsfs fd and a kernel queue or two: room for 1,000. */
+	/*
+	 * A namespace holds an nsfs fd and a kernel queue or two: room for
+	 * 1,000.  Where the limit cannot be raised (valgrind keeps the top of
+	 * the fd table for itself), test_many_namespaces skips.
+	 */
 	struct rlimit rl = {.rlim_cur = 8192, .rlim_max = 8192};
-	CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
+	bool room = setrlimit(RLIMIT_NOFILE, &rl) == 0;
 	err = mr_router_new(&o, &router);
 	if (err == -ENOSYS)
 		return tu_skip("the %s source is not available on this kernel", o.source);
@@ -405,7 +409,11 @@ int main(int argc, char **argv)
 	fail |= RUN(test_child_namespace);
 	fail |= RUN(test_ns_gone_full_ring);
 	fail |= RUN(test_concurrent_subscribers);
-	fail |= RUN(test_many_namespaces);
+	if (room)
+		fail |= RUN(test_many_namespaces);
+	else
+		fprintf(stderr, "%-40s skip (RLIMIT_NOFILE cannot be raised to 8192 here)\n",
+			"test_many_namespaces");
 	mr_router_free(router);
 	return fail ? T_EXIT_FAIL : T_EXIT_PASS;
 }

@@ -154,14 +154,21 @@ static int test_lifecycle(void)
 	mr_event_unref(ev);
 	EXPECT(all, MR_EVENT_READONLY, "a", NULL);
 
-	/* mount_setattr(2): nosuid is an attribute change, not a read-only one */
-	CHECK(setattr(at("a"), MOUNT_ATTR_NOSUID, 0) == 0);
-	ev = tu_next(a, WAIT_MS, false);
-	CHECK(ev && ev->kind == MR_EVENT_ATTR && (ev->attr & MOUNT_ATTR_NOSUID) &&
-	      !(ev->old_attr & MOUNT_ATTR_NOSUID));
-	CHECK(strstr(ev->options, "nosuid") && !strstr(ev->old_options, "nosuid"));
-	mr_event_unref(ev);
-	EXPECT(all, MR_EVENT_ATTR, "a", NULL);
+	/*
+	 * mount_setattr(2): nosuid is an attribute change, not a read-only
+	 * one.  ENOSYS: a kernel before 5.12, or valgrind 3.19, which does
+	 * not know the syscall: that step alone is left out.
+	 */
+	if (setattr(at("a"), MOUNT_ATTR_NOSUID, 0) < 0 && errno == ENOSYS) {
+		fprintf(stderr, "  no mount_setattr(2) here: its step left out\n");
+	} else {
+		ev = tu_next(a, WAIT_MS, false);
+		CHECK(ev && ev->kind == MR_EVENT_ATTR && (ev->attr & MOUNT_ATTR_NOSUID) &&
+		      !(ev->old_attr & MOUNT_ATTR_NOSUID));
+		CHECK(strstr(ev->options, "nosuid") && !strstr(ev->old_options, "nosuid"));
+		mr_event_unref(ev);
+		EXPECT(all, MR_EVENT_ATTR, "a", NULL);
+	}
 
 	/* a remount that changes filesystem options only: ATTR, old and new options */
 	CHECK(mount(NULL, at("a"), NULL, MS_REMOUNT, "size=2m") == 0);
@@ -487,7 +494,16 @@ static int test_readonly_binds(void)
 		CHECK(umount(at(p)) == 0);
 		EXPECT(s, MR_EVENT_UNMOUNT, p, NULL);
 	}
+	/*
+	 * Waited for: on mountinfo, the pass that reports this umount, still
+	 * reading the table when the next test subscribes and mounts, would
+	 * report that mount too, before those subscriptions are in place.
+	 */
+	mr_sub *gone = subscribe("src", MR_KIND(MR_EVENT_UNMOUNT), 0, 0);
+	CHECK(gone);
 	CHECK(umount(at("src")) == 0);
+	EXPECT(gone, MR_EVENT_UNMOUNT, "src", NULL);
+	mr_unsubscribe(gone);
 	mr_unsubscribe(s);
 	return 0;
 }

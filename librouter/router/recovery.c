@@ -160,6 +160,9 @@ void mr__recovery_catch_up(mr_router *r)
 			}
 			s->attached = true;
 			s->ns->n_subs++;
+			/* As add_sub() counts it: else no pass looks for its READONLY and ATTR. */
+			if (s->kinds & MR__ATTR_KINDS)
+				s->ns->n_attr_subs++;
 		}
 		s->overrun = false;
 		struct mr__event *ev = mr__event_marker(MR_EVENT_OVERRUN);
