@@ -647,6 +647,25 @@ void mr__attr_pass_free(struct mr__attr_pass *p);
 
 struct mr__ns;
 
+/*
+ * What every source's per-namespace state begins with.  A watch handed to
+ * the reactor may still be written by the kernel after the namespace is
+ * closed, so the state lives until the reactor releases the last of them.
+ */
+struct mr__source_base {
+	unsigned live;                /* watches the reactor still holds */
+	void (*free_state)(void *st); /* the whole state, base included */
+};
+
+/* The release callback of a source's watches (their owner is the state). */
+void mr__source_watch_released(struct mr__watch *w);
+/*
+ * Ends a state: frees it now if the reactor holds none of its @n @watches
+ * (or @re is NULL), else cancels them and the last release frees it.
+ */
+void mr__source_end(struct mr__source_base *b, struct mr__reactor *re,
+		    struct mr__watch *const *watches, size_t n);
+
 struct mr__source_ops {
 	const char *name;
 	/* 0 if this kernel supports the source, else -errno (-ENOSYS: absent). */

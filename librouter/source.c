@@ -108,3 +108,23 @@ const struct mr__source_ops *mr__source_fallback(const struct mr__source_ops *fa
 	}
 	return NULL;
 }
+
+void mr__source_watch_released(struct mr__watch *w)
+{
+	struct mr__source_base *b = w->owner; /* each state begins with its base */
+
+	if (--b->live == 0)
+		b->free_state(b);
+}
+
+void mr__source_end(struct mr__source_base *b, struct mr__reactor *re,
+		    struct mr__watch *const *watches, size_t n)
+{
+	if (!re || !b->live) {
+		b->free_state(b);
+		return;
+	}
+	/* Each watch is released once the kernel lets go; the last frees the state. */
+	for (size_t i = 0; i < n; i++)
+		mr__reactor_remove(re, watches[i]);
+}

@@ -58,10 +58,10 @@ struct recent_mount {
 };
 
 struct fan_state {
+	struct mr__source_base base; /* first: the reactor's release finds it */
 	struct mr__ns *ns;
 	struct mr__fan_member member;
 	struct mr__watch mi_watch, timer;
-	unsigned live; /* watches the reactor still holds */
 	bool timer_armed;
 	uint64_t timer_at_ns; /* when the armed timer fires */
 	struct recent_mount recent[RECENT_MAX]; /* a ring, oldest overwritten */
@@ -83,20 +83,14 @@ static int fan_probe(void)
 	return 0;
 }
 
-static void state_free(struct fan_state *st)
+static void state_free(void *p)
 {
+	struct fan_state *st = p;
+
 	mr__attr_pass_free(&st->pass);
 	if (st->bell_fd >= 0)
 		close(st->bell_fd);
 	mr__free(st);
-}
-
-static void watch_released(struct mr__watch *w)
-{
-	struct fan_state *st = w->owner;
-
-	if (--st->live == 0)
-		state_free(st);
 }
 
 /* A record of this namespace was applied (fanotify_group.c). */
@@ -256,6 +250,7 @@ static int fan_open(struct mr__ns *ns)
 
 	if (!st)
 		return -ENOMEM;
+	st->base.free_state = state_free;
 	st->ns = ns;
 	st->pass.fd = -1;
 	st->bell_fd = -1;
@@ -292,10 +287,10 @@ static int fan_start(struct mr__ns *ns, struct mr__reactor *re)
 	struct fan_state *st = ns->src;
 
 	st->mi_watch = (struct mr__watch){.fd = st->bell_fd, .mode = MR__WATCH_POLLPRI,
-					  .fn = on_mountinfo, .owner = st, .release = watch_released};
+					  .fn = on_mountinfo, .owner = st, .release = mr__source_watch_released};
 	st->timer = (struct mr__watch){.mode = MR__WATCH_TIMER, .fd = -1, .fn = on_timer,
-				       .owner = st, .release = watch_released};
-	st->live = 2;
+				       .owner = st, .release = mr__source_watch_released};
+	st->base.live = 2;
 	return start_reading(st, re);
 }
 
@@ -307,14 +302,8 @@ static void fan_close(struct mr__ns *ns, struct mr__reactor *re)
 		return;
 	ns->src = NULL;
 	mr__fan_group_leave(&st->member, re);
-	if (!re || !st->live) {
-		state_free(st);
-		return;
-	}
 	st->ns = NULL;
-	/* Each watch is released once the kernel lets go; the last frees st. */
-	mr__reactor_remove(re, &st->mi_watch);
-	mr__reactor_remove(re, &st->timer);
+	mr__source_end(&st->base, re, (struct mr__watch *const[]){&st->mi_watch, &st->timer}, 2);
 }
 
 const struct mr__source_ops mr__source_fanotify = {

@@ -53,13 +53,13 @@
 #define KINDS_PASS (MR_KIND(MR_EVENT_READONLY) | MR_KIND(MR_EVENT_ATTR) | MR_KIND(MR_EVENT_MOVE))
 
 struct lm_state {
+	struct mr__source_base base; /* first: the reactor's release finds it */
 	struct mr__ns *ns;
 	struct mr__attr_pass pass; /* mountinfo as passes read it */
 	int bell_fd;               /* mountinfo again, only polled: the doorbell */
 	struct mr__pass_clock clock;
 	uint64_t ns_id;          /* for the syscalls: 0 names our own namespace */
 	struct mr__watch mi_watch, timer;
-	unsigned live;           /* watches the reactor still holds */
 	bool timer_armed;
 	uint64_t timer_at_ns;    /* when the armed timer fires */
 	struct mr__ids known, next; /* the last listing; the one being read */
@@ -74,22 +74,16 @@ static int lm_probe(void)
 	return mr__probe()->listmount ? 0 : -ENOSYS;
 }
 
-static void state_free(struct lm_state *st)
+static void state_free(void *p)
 {
+	struct lm_state *st = p;
+
 	mr__attr_pass_free(&st->pass);
 	if (st->bell_fd >= 0)
 		close(st->bell_fd);
 	mr__ids_free(&st->known);
 	mr__ids_free(&st->next);
 	mr__free(st);
-}
-
-static void watch_released(struct mr__watch *w)
-{
-	struct lm_state *st = w->owner;
-
-	if (--st->live == 0)
-		state_free(st);
 }
 
 /* NS_MNT_GET_INFO's count (6.12), or -errno; counted as a syscall. */
@@ -373,6 +367,7 @@ static int lm_open(struct mr__ns *ns)
 	st = mr__calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
+	st->base.free_state = state_free;
 	st->ns = ns;
 	st->ns_id = ns->pid ? ns->id : 0;
 	st->bell_fd = -1;
@@ -417,10 +412,10 @@ static int lm_start(struct mr__ns *ns, struct mr__reactor *re)
 	struct lm_state *st = ns->src;
 
 	st->mi_watch = (struct mr__watch){.fd = st->bell_fd, .mode = MR__WATCH_POLLPRI,
-					  .fn = on_pollpri, .owner = st, .release = watch_released};
+					  .fn = on_pollpri, .owner = st, .release = mr__source_watch_released};
 	st->timer = (struct mr__watch){.mode = MR__WATCH_TIMER, .fd = -1, .fn = on_timer,
-				       .owner = st, .release = watch_released};
-	st->live = 2;
+				       .owner = st, .release = mr__source_watch_released};
+	st->base.live = 2;
 	return mr__reactor_add(re, &st->mi_watch);
 }
 
@@ -431,14 +426,8 @@ static void lm_close(struct mr__ns *ns, struct mr__reactor *re)
 	if (!st)
 		return;
 	ns->src = NULL;
-	if (!re || !st->live) {
-		state_free(st);
-		return;
-	}
 	st->ns = NULL;
-	/* Each watch is released once the kernel lets go; the last frees st. */
-	mr__reactor_remove(re, &st->mi_watch);
-	mr__reactor_remove(re, &st->timer);
+	mr__source_end(&st->base, re, (struct mr__watch *const[]){&st->mi_watch, &st->timer}, 2);
 }
 
 const struct mr__source_ops mr__source_listmount = {

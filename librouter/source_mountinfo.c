@@ -17,10 +17,10 @@
 #include "internal.h"
 
 struct mi_state {
+	struct mr__source_base base; /* first: the reactor's release finds it */
 	struct mr__ns *ns;
 	int fd;
 	struct mr__watch watch;
-	bool live;
 	struct mr__mi_diff diff;
 	struct mr__mountinfo_scratch scratch;
 	struct mr__table fresh; /* lines new or changed in this read */
@@ -32,8 +32,10 @@ static int mi_probe(void)
 	return 0;
 }
 
-static void state_free(struct mi_state *st)
+static void state_free(void *p)
 {
+	struct mi_state *st = p;
+
 	if (st->fd >= 0)
 		close(st->fd);
 	mr__mi_diff_free(&st->diff);
@@ -41,11 +43,6 @@ static void state_free(struct mi_state *st)
 	mr__table_clear(&st->fresh);
 	mr__table_clear(&st->gone);
 	mr__free(st);
-}
-
-static void watch_released(struct mr__watch *w)
-{
-	state_free(w->owner);
 }
 
 static int line_changed(void *arg, uint32_t id, const char *line, size_t n,
@@ -136,6 +133,7 @@ static int mi_open(struct mr__ns *ns)
 
 	if (!st)
 		return -ENOMEM;
+	st->base.free_state = state_free;
 	st->ns = ns;
 	if (ns->pid)
 		snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)ns->pid);
@@ -156,8 +154,8 @@ static int mi_start(struct mr__ns *ns, struct mr__reactor *re)
 	struct mi_state *st = ns->src;
 
 	st->watch = (struct mr__watch){.fd = st->fd, .mode = MR__WATCH_POLLPRI, .fn = on_pollpri,
-				       .owner = st, .release = watch_released};
-	st->live = true;
+				       .owner = st, .release = mr__source_watch_released};
+	st->base.live = 1;
 	return mr__reactor_add(re, &st->watch);
 }
 
@@ -176,11 +174,8 @@ static void mi_close(struct mr__ns *ns, struct mr__reactor *re)
 	if (!st)
 		return;
 	ns->src = NULL;
-	if (!re || !st->live) {
-		state_free(st);
-		return;
-	}
-	mr__reactor_remove(re, &st->watch);
+	st->ns = NULL;
+	mr__source_end(&st->base, re, (struct mr__watch *const[]){&st->watch}, 1);
 }
 
 const struct mr__source_ops mr__source_mountinfo = {

@@ -21,10 +21,10 @@
 #define ROOT_WATCH_ID 0
 
 struct wm_state {
+	struct mr__source_base base; /* first: the reactor's release finds it */
 	struct mr__ns *ns;
 	int pipe[2];
 	struct mr__watch watch;
-	bool live;
 };
 
 static int wm_probe(void)
@@ -38,17 +38,14 @@ static int wm_probe(void)
 	return 0;
 }
 
-static void state_free(struct wm_state *st)
+static void state_free(void *p)
 {
+	struct wm_state *st = p;
+
 	for (int i = 0; i < 2; i++)
 		if (st->pipe[i] >= 0)
 			close(st->pipe[i]);
 	mr__free(st);
-}
-
-static void watch_released(struct mr__watch *w)
-{
-	state_free(w->owner);
 }
 
 static void on_records(struct mr__watch *w, int res, const void *buf, size_t len)
@@ -67,6 +64,7 @@ static int wm_open(struct mr__ns *ns)
 
 	if (!st)
 		return -ENOMEM;
+	st->base.free_state = state_free;
 	st->ns = ns;
 	st->pipe[0] = st->pipe[1] = -1;
 	if (pipe2(st->pipe, O_NOTIFICATION_PIPE | O_CLOEXEC | O_NONBLOCK) < 0) {
@@ -109,8 +107,8 @@ static int wm_start(struct mr__ns *ns, struct mr__reactor *re)
 	struct wm_state *st = ns->src;
 
 	st->watch = (struct mr__watch){.fd = st->pipe[0], .mode = MR__WATCH_READ, .fn = on_records,
-				       .owner = st, .release = watch_released};
-	st->live = true;
+				       .owner = st, .release = mr__source_watch_released};
+	st->base.live = 1;
 	return mr__reactor_add(re, &st->watch);
 }
 
@@ -121,11 +119,8 @@ static void wm_close(struct mr__ns *ns, struct mr__reactor *re)
 	if (!st)
 		return;
 	ns->src = NULL;
-	if (!re || !st->live) {
-		state_free(st);
-		return;
-	}
-	mr__reactor_remove(re, &st->watch);
+	st->ns = NULL;
+	mr__source_end(&st->base, re, (struct mr__watch *const[]){&st->watch}, 1);
 }
 
 const struct mr__source_ops mr__source_watch_mount = {
