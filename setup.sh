@@ -11,6 +11,8 @@ packages=(
 	liburing-dev libjemalloc-dev libck-dev
 	# benchmarks and tools
 	libbenchmark-dev hyperfine gnuplot-nox jq
+	# bench_tables' libmount rows (skipped without it)
+	libmount-dev
 	# tests: findmnt, unshare, tmux for the terminal test
 	util-linux mount tmux
 	# the project's kernel (kernel/build.sh) and its VM runner
