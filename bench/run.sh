@@ -19,8 +19,8 @@ for a in "$@"; do
 done
 build=build-bench
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMR_BUILD_TESTS=ON >/dev/null
-cmake --build "$build" -j"$(nproc)" --target bench_route mountstorm single_change unit-tracker \
-	container-manager mount-load >/dev/null
+cmake --build "$build" -j"$(nproc)" --target bench_route bench_tables mountstorm single_change \
+	unit-tracker container-manager mount-load >/dev/null
 
 out=$(mktemp -d)
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
@@ -29,10 +29,14 @@ kernel=$(uname -r)
 # One change at a time on a big, quiet table: every watcher, every kind of
 # change, 1,000 to 30,000 mounts (findmnt --poll only at 1,000: it costs
 # ~50 ms a change there and grows as the square of the table).
+# Three rounds, the watchers in turn, medians: the load of a shared machine
+# drifts over the minutes one round takes.
 sizes=1000,3000,10000,30000
 ((total >= 10000)) || sizes=1000,3000
-(cd "$out" && "$OLDPWD/$build/bench/single_change" --mounts $sizes --changes 40 --findmnt-max 1000 \
-	--json single.jsonl >single.txt 2>&1) || true
+single_args="--mounts $sizes --changes 30 --rounds 3 --findmnt-max 1000"
+# shellcheck disable=SC2086
+(cd "$out" && "$OLDPWD/$build/bench/single_change" $single_args --json single.jsonl \
+	>single.txt 2>&1) || true
 bench/single/report.sh "$out/single.jsonl" "$out/single" || true
 
 # The embedding examples: a service manager's table kept from events beside
@@ -45,6 +49,9 @@ done
 
 "$build/bench/bench_route" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
 	--benchmark_format=console >"$out/bench.txt" 2>/dev/null
+# The hand-written parser and ID table beside libmount and ck_hs.
+"$build/bench/bench_tables" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+	--benchmark_format=json >"$out/tables.json" 2>/dev/null || true
 
 storm="$build/stress/mountstorm"
 hyperfine --ignore-failure --warmup 1 --runs 5 --export-markdown "$out/hyperfine.md" \
@@ -209,7 +216,9 @@ The machine is shared and noisy: compare rows of one run, not across runs.
 $(grep -E '^(BM_|Benchmark|---)' "$out/bench.txt")
 \`\`\`
 
-$(bench/single/section.sh "$out/single.jsonl" "$out/single.md" "$build/bench/single_change --mounts $sizes --changes 40 --findmnt-max 1000 --json single.jsonl")
+$(bench/tables_section.sh "$out/tables.json" "$build/bench/bench_tables --benchmark_repetitions=3")
+
+$(bench/single/section.sh "$out/single.jsonl" "$out/single.md" "$build/bench/single_change $single_args --json single.jsonl")
 ${single_vm:+
 $single_vm
 }

@@ -17,6 +17,15 @@ floor="floor (bare fanotify loop)" fan="mountrouter, fanotify, one thread"
 topo="mountrouter, fanotify, one thread, mount/umount/move only" fan_t="mountrouter, fanotify"
 poller="bare mountinfo poller" mi="mountrouter, mountinfo" lm="mountrouter, listmount"
 big=$(jq -s 'map(.mounts) | max' "$in")
+rounds=$(jq -s 'map(.rounds // 1) | max' "$in")
+changes=$(sed -n 's/.*--changes \([0-9]*\).*/\1/p' <<<"$cmd")
+kinds_vs_floor() { # WATCHER MOUNTS: "mount 1.2x, umount 1.1x, ..." against the floor
+	local k out=""
+	for k in mount umount move bind; do
+		out+="${out:+, }$k $(ratio "$(cell "$1" $k $2 cpu_us)" "$(cell "$floor" $k $2 cpu_us)")"
+	done
+	echo "$out"
+}
 mid=10000
 [[ $(cell "$floor" mount $mid cpu_us) != "?" ]] || mid=$big
 
@@ -24,9 +33,11 @@ cat <<SEC
 ## One change at a time on a big, quiet table
 
 The case a real host lives in: N tmpfs mounts in a private mount namespace,
-then one change at a time (40 of each kind, 30 ms apart, each waited for
-until the watcher holds it), each watcher in a child process of its own, one
-after the other in one run. CPU is that of all the watcher's threads
+then one change at a time ($changes of each kind, 30 ms apart, each waited for
+until the watcher holds it), each watcher in a child process of its own,
+started once the watcher is quiet. The watchers take turns, $rounds rounds
+in one run: CPU and syscalls are the median of the rounds, latencies
+the percentiles of all rounds together. CPU is that of all the watcher's threads
 (its process CPU clock, \`clock_getcpuclockid()\`), per change; syscalls are the ones the
 library counted (io_uring_enter included); latency runs from the syscall's
 return to the watcher holding the change (0 when the kernel posted it
@@ -49,8 +60,14 @@ Read from the run (the machine is shared: compare rows of this run):
   $(cell "$fan_t" mount $mid cpu_us | us1) us; the listmount source $(cell "$lm" mount $mid cpu_us | us1) us;
   the bare poller $(cell "$poller" mount $mid cpu_us | us1) us and the mountinfo source
   $(cell "$mi" mount $mid cpu_us | us1) us;
+- against the floor at $mid mounts, kind by kind: asking for
+  mount/umount/move only (the floor's own work) $(kinds_vs_floor "$topo" $mid);
+  asking for every kind $(kinds_vs_floor "$fan" $mid) (on a kernel without
+  FAN_MNT_ATTR_CHANGE it also polls mountinfo: one more completion and one
+  io_uring_enter to poll again per attach or detach);
 - flat: the one-thread router's mount at $big mounts against 1,000:
-  $(ratio "$(cell "$fan" mount $big cpu_us)" "$(cell "$fan" mount 1000 cpu_us)"); the floor's
+  $(ratio "$(cell "$fan" mount $big cpu_us)" "$(cell "$fan" mount 1000 cpu_us)") (mount/umount/move only:
+  $(ratio "$(cell "$topo" mount $big cpu_us)" "$(cell "$topo" mount 1000 cpu_us)")); the floor's
   $(ratio "$(cell "$floor" mount $big cpu_us)" "$(cell "$floor" mount 1000 cpu_us)"); the poller's
   $(ratio "$(cell "$poller" mount $big cpu_us)" "$(cell "$poller" mount 1000 cpu_us)");
 - a read-only remount at $mid mounts (a pass: one read of mountinfo): the
@@ -58,8 +75,10 @@ Read from the run (the machine is shared: compare rows of this run):
   $(cell "$poller" "ro remount" $mid cpu_us | us1) us; the listmount source
   $(cell "$lm" "ro remount" $mid cpu_us | us1) us;
 - latency of a mount at $mid mounts, p50 / p99: the router on one thread
-  $(cell "$fan" mount $mid p50_us | us1) / $(cell "$fan" mount $mid p99_us | us1) us, the floor
-  $(cell "$floor" mount $mid p50_us | us1) / $(cell "$floor" mount $mid p99_us | us1) us.
+  $(cell "$fan" mount $mid p50_us | us1) / $(cell "$fan" mount $mid p99_us | us1) us
+  (mount/umount/move only $(cell "$topo" mount $mid p50_us | us1) / $(cell "$topo" mount $mid p99_us | us1) us),
+  the floor $(cell "$floor" mount $mid p50_us | us1) / $(cell "$floor" mount $mid p99_us | us1) us; a move,
+  router / floor p99: $(cell "$fan" move $mid p99_us | us1) / $(cell "$floor" move $mid p99_us | us1) us.
 
 ![CPU per change against table size](bench/single_change.svg)
 

@@ -7,6 +7,7 @@
  *                 [--watchers 0,3,..]   (numbers of enum watcher in single.h;
  *                                        8: watch_mount, the project's kernel)
  *                 [--propagation]       (MS_SHARED too: FAN_MNT_ATTR_CHANGE kernels)
+ *                 [--rounds 1]          (each watcher this many times, interleaved)
  *
  * In a private mount namespace (tmpfs root under /tmp), for each table size
  * N: N tmpfs mounts, then for each watcher (watchers.c), in a child process
@@ -21,6 +22,12 @@
  * this kernel cannot run (watch_mount anywhere but the project's kernel) gets
  * one row per table size saying so and why, and a "skipped" JSON line,
  * never figures.
+ *
+ * --rounds R runs the watchers R times in turn (floor, router, poller,
+ * floor, router, poller, ...) and reports per cell the median of the rounds'
+ * CPU and syscalls and the percentiles of all rounds' latencies together:
+ * on a shared machine the load drifts over a minute, and a ratio of two
+ * figures taken a minute apart measures the drift as much as the watchers.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -67,7 +74,7 @@ static bool sees(enum watcher w, enum kind k)
 }
 
 static char root[64];
-static unsigned changes = 40, interval_ms = 30, findmnt_max = 3000;
+static unsigned changes = 40, interval_ms = 30, findmnt_max = 3000, rounds = 1;
 
 static void die(const char *what)
 {
@@ -154,17 +161,17 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* One watcher, one kind of change, over every round. */
 struct cell {
-	bool ran;
-	unsigned n, missed;
-	double cpu_us, syscalls, p50_us, p99_us;
+	unsigned n, missed;  /* latencies held in lat[], changes never seen */
+	uint64_t *lat;       /* changes * rounds */
+	double cpu_us[64], syscalls[64]; /* per round */
 };
 
-/* One kind of change, --changes times, for the watcher in @pid. */
-static struct cell measure(enum watcher w, pid_t pid, struct seen *seen, enum kind k)
+/* One kind of change, --changes times, for the watcher in @pid: round @r of @c. */
+static void measure(enum watcher w, pid_t pid, struct seen *seen, enum kind k, unsigned r,
+		    struct cell *c)
 {
-	uint64_t lat[changes];
-	struct cell c = {.ran = true};
 	uint64_t cpu0 = tree_cpu_ns(pid), sys0 = atomic_load(&seen->syscalls);
 
 	for (unsigned i = 0; i < changes; i++) {
@@ -185,21 +192,54 @@ static struct cell measure(enum watcher w, pid_t pid, struct seen *seen, enum ki
 		/* Seen before the syscall returned (a detach is posted first): 0. */
 		if (got) {
 			uint64_t at = atomic_load(&seen->last_ns);
-			lat[c.n++] = at > t ? at - t : 0;
+			c->lat[c->n++] = at > t ? at - t : 0;
 		}
 		else if (sees(w, k))
-			c.missed++;
+			c->missed++;
 		/* Quiet between changes: whatever the watcher does after, it does now. */
 		usleep(interval_ms * 1000);
 	}
-	c.cpu_us = (double)(tree_cpu_ns(pid) - cpu0) / 1e3 / changes;
-	c.syscalls = (double)(atomic_load(&seen->syscalls) - sys0) / changes;
-	if (c.n) {
-		qsort(lat, c.n, sizeof(lat[0]), cmp_u64);
-		c.p50_us = (double)lat[c.n / 2] / 1e3;
-		c.p99_us = (double)lat[(c.n * 99) / 100 < c.n ? (c.n * 99) / 100 : c.n - 1] / 1e3;
+	c->cpu_us[r] = (double)(tree_cpu_ns(pid) - cpu0) / 1e3 / changes;
+	c->syscalls[r] = (double)(atomic_load(&seen->syscalls) - sys0) / changes;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, unsigned n)
+{
+	double s[64];
+
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_double);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+static double percentile_us(struct cell *c, unsigned pct)
+{
+	if (!c->n)
+		return 0;
+	qsort(c->lat, c->n, sizeof(c->lat[0]), cmp_u64);
+	unsigned i = (c->n * pct) / 100;
+	return (double)c->lat[i < c->n ? i : c->n - 1] / 1e3;
+}
+
+/*
+ * Waits until the watcher is quiet: past its start-up work (the table read,
+ * a first pass), less than 1% of a CPU over 50 ms, at most 10 s.  Else the
+ * first change's latency is that of the start-up, not of the change.
+ */
+static void settle(pid_t pid)
+{
+	for (int t = 0; t < 200; t++) {
+		uint64_t c0 = tree_cpu_ns(pid);
+		usleep(50000);
+		if (tree_cpu_ns(pid) - c0 < 500000)
+			return;
 	}
-	return c;
 }
 
 static void mkdirs(const char *fmt, unsigned n)
@@ -221,12 +261,13 @@ int main(int argc, char **argv)
 		{"json", required_argument, 0, 'j'},       {"help", no_argument, 0, 'h'},
 		{"watchers", required_argument, 0, 'w'},
 		{"propagation", no_argument, 0, 'p'},
+		{"rounds", required_argument, 0, 'r'},
 		{0, 0, 0, 0}};
 	unsigned sizes[16] = {1000, 3000, 10000, 30000}, n_sizes = 4;
 	const char *json = NULL, *only = NULL;
 	int o;
 
-	while ((o = getopt_long(argc, argv, "m:c:i:f:j:w:ph", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "m:c:i:f:j:w:pr:h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'm':
 			n_sizes = 0;
@@ -251,15 +292,22 @@ int main(int argc, char **argv)
 		case 'p':
 			propagation = true;
 			break;
+		case 'r':
+			rounds = (unsigned)strtoul(optarg, NULL, 10);
+			break;
 		default:
 			fprintf(stderr, "usage: single_change [--mounts N,N..] [--changes N] "
 					"[--interval-ms MS] [--findmnt-max N] [--json FILE] "
-					"[--watchers N,N..] [--propagation]\n");
+					"[--watchers N,N..] [--propagation] [--rounds R]\n");
 			return o == 'h' ? 0 : 2;
 		}
 	}
 	if (!changes || changes > 100000 || !n_sizes) {
 		fprintf(stderr, "single_change: --changes must be 1..100000\n");
+		return 2;
+	}
+	if (!rounds || rounds > 64) {
+		fprintf(stderr, "single_change: --rounds must be 1..64\n");
 		return 2;
 	}
 
@@ -308,13 +356,21 @@ int main(int argc, char **argv)
 	unsigned built = 0;
 	printf("| mounts | watcher | kind | CPU us/change | syscalls/change | latency p50 us | p99 us | missed |\n");
 	printf("|---:|---|---|---:|---:|---:|---:|---:|\n");
+	static struct cell cells[W__N][K__N];
+	for (int w = 0; w < W__N; w++)
+		for (int k = 0; k < K__N; k++)
+			if (!(cells[w][k].lat = calloc((size_t)changes * rounds, sizeof(uint64_t))))
+				die("calloc");
 	for (unsigned s = 0; s < n_sizes; s++) {
 		for (; built < sizes[s]; built++) {
 			at(p, sizeof(p), "fill/%u", built);
 			if (mount("fill", p, "tmpfs", 0, "size=16k") < 0)
 				die("fill mount");
 		}
+		bool ran[W__N] = {false};
 		for (int w = 0; w < W__N; w++) {
+			for (int k = 0; k < K__N; k++)
+				cells[w][k].n = cells[w][k].missed = 0;
 			if (w == W_FINDMNT && sizes[s] > findmnt_max)
 				continue;
 			if (left_out[w]) {
@@ -331,44 +387,58 @@ int main(int argc, char **argv)
 						strerror(-left_out[w]));
 				continue;
 			}
-			if (!usable[w])
-				continue;
-			memset(seen, 0, sizeof(*seen));
-			pid_t pid = fork();
-			if (pid < 0)
-				die("fork");
-			if (pid == 0) {
-				prctl(PR_SET_PDEATHSIG, SIGKILL);
-				watcher_run((enum watcher)w, root, seen);
+			ran[w] = usable[w];
+		}
+		for (unsigned r = 0; r < rounds; r++) {
+			for (int w = 0; w < W__N; w++) {
+				if (!ran[w])
+					continue;
+				memset(seen, 0, sizeof(*seen));
+				pid_t pid = fork();
+				if (pid < 0)
+					die("fork");
+				if (pid == 0) {
+					prctl(PR_SET_PDEATHSIG, SIGKILL);
+					watcher_run((enum watcher)w, root, seen);
+				}
+				for (int t = 0; t < 60000 && !atomic_load(&seen->ready); t++)
+					usleep(1000);
+				settle(pid);
+				for (int k = 0; k < K__N; k++)
+					if (k != K_PROPAGATION || propagation)
+						measure((enum watcher)w, pid, seen, (enum kind)k, r,
+							&cells[w][k]);
+				kill(pid, SIGKILL);
+				waitpid(pid, NULL, 0);
+				/* The probes back where the next watcher expects them: unmounted. */
 			}
-			for (int t = 0; t < 60000 && !atomic_load(&seen->ready); t++)
-				usleep(1000);
-			usleep(100000); /* past start-up work: the table read, a first pass */
-			for (int k = 0; k < K__N; k++) {
+		}
+		for (int w = 0; w < W__N; w++) {
+			for (int k = 0; k < K__N && ran[w]; k++) {
 				if (k == K_PROPAGATION && !propagation)
 					continue;
-				struct cell c = measure((enum watcher)w, pid, seen, (enum kind)k);
-				if (!sees((enum watcher)w, (enum kind)k)) {
+				struct cell *c = &cells[w][k];
+				double cpu = median(c->cpu_us, rounds), sys = median(c->syscalls, rounds);
+				double p50 = percentile_us(c, 50), p99 = percentile_us(c, 99);
+				bool seen_kind = sees((enum watcher)w, (enum kind)k);
+				if (!seen_kind)
 					printf("| %u | %s | %s | %.1f | | | | n/a |\n", sizes[s],
-					       watcher_name[w], kind_name[k], c.cpu_us);
-				} else {
+					       watcher_name[w], kind_name[k], cpu);
+				else
 					printf("| %u | %s | %s | %.1f | %.1f | %.1f | %.1f | %u |\n",
-					       sizes[s], watcher_name[w], kind_name[k], c.cpu_us,
-					       c.syscalls, c.p50_us, c.p99_us, c.missed);
-				}
+					       sizes[s], watcher_name[w], kind_name[k], cpu, sys, p50, p99,
+					       c->missed);
 				fflush(stdout);
 				if (js)
 					fprintf(js,
 						"{\"mounts\":%u,\"watcher\":\"%s\",\"kind\":\"%s\","
 						"\"sees\":%s,\"cpu_us\":%.2f,\"syscalls\":%.2f,"
-						"\"p50_us\":%.2f,\"p99_us\":%.2f,\"missed\":%u}\n",
+						"\"p50_us\":%.2f,\"p99_us\":%.2f,\"missed\":%u,"
+						"\"rounds\":%u}\n",
 						sizes[s], watcher_name[w], kind_name[k],
-						sees((enum watcher)w, (enum kind)k) ? "true" : "false",
-						c.cpu_us, c.syscalls, c.p50_us, c.p99_us, c.missed);
+						seen_kind ? "true" : "false", cpu, sys, p50, p99, c->missed,
+						rounds);
 			}
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			/* The probes back where the next watcher expects them: unmounted. */
 		}
 	}
 	if (js)
