@@ -657,6 +657,20 @@ struct mr__source_base {
 	void (*free_state)(void *st); /* the whole state, base included */
 };
 
+/*
+ * A read completion of kernel records for @ns (@res: bytes or -errno),
+ * router thread: decodes them with @decode into @out (room for @max) and
+ * hands each change to the router in order.  A record that cannot be
+ * decoded, or a read error other than EAGAIN/EINTR, counts as a loss.
+ * Returns the number of changes, or -1 when there were no records to read.
+ */
+long mr__source_records(struct mr__ns *ns, int res, const void *buf, size_t len,
+			mr__decode_fn decode, struct mr__change *out, size_t max);
+/*
+ * Decoded records of one read: a 16 KiB reactor buffer holds at most 2,048
+ * (8-byte watch_queue loss records).
+ */
+#define MR__SOURCE_CHANGES_MAX 2048
 /* The release callback of a source's watches (their owner is the state). */
 void mr__source_watch_released(struct mr__watch *w);
 /*
@@ -762,16 +776,6 @@ int mr__ns_listmount(struct mr__ns *ns, struct mr__table *ret);
 #define MR__QUEUE_NOTES_MAX 512u
 #define MR__BATCH_MAX 4096u
 
-/*
- * A read completion of kernel records for @ns (@res: bytes or -errno):
- * decodes them with @decode and applies each change in order.  A read error
- * other than EAGAIN/EINTR counts as a loss.  Returns the number of changes,
- * or -1 when there were no records to read.
- */
-long mr__router_records(struct mr__ns *ns, int res, const void *buf, size_t len,
-			mr__decode_fn decode);
-/* The changes the last mr__router_records() applied; valid until the next. */
-const struct mr__change *mr__router_decoded(const mr_router *r);
 /* A change read from the kernel for @ns: look it up, update the mirror, route. */
 void mr__router_change(struct mr__ns *ns, const struct mr__change *c);
 /* Looks a mount up again and reports whatever changed (sweeps; not a kernel record). */

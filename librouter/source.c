@@ -109,6 +109,28 @@ const struct mr__source_ops *mr__source_fallback(const struct mr__source_ops *fa
 	return NULL;
 }
 
+long mr__source_records(struct mr__ns *ns, int res, const void *buf, size_t len,
+			mr__decode_fn decode, struct mr__change *out, size_t max)
+{
+	uint64_t bad = 0;
+
+	if (res < 0) {
+		if (res != -EAGAIN && res != -EINTR)
+			mr__router_loss(ns);
+		return -1;
+	}
+	mr__router_stamp(ns->r);
+	size_t n = decode(buf, len, out, max, &bad);
+	if (bad) {
+		/* A record skipped is a change missed: counted, and the resync finds it. */
+		mr__router_count_bad(ns->r, bad);
+		mr__router_loss(ns);
+	}
+	for (size_t i = 0; i < n; i++)
+		mr__router_change(ns, &out[i]);
+	return (long)n;
+}
+
 void mr__source_watch_released(struct mr__watch *w)
 {
 	struct mr__source_base *b = w->owner; /* each state begins with its base */

@@ -25,6 +25,7 @@ struct wm_state {
 	struct mr__ns *ns;
 	int pipe[2];
 	struct mr__watch watch;
+	struct mr__change *changes; /* MR__SOURCE_CHANGES_MAX: one read's records */
 };
 
 static int wm_probe(void)
@@ -45,6 +46,7 @@ static void state_free(void *p)
 	for (int i = 0; i < 2; i++)
 		if (st->pipe[i] >= 0)
 			close(st->pipe[i]);
+	mr__free(st->changes);
 	mr__free(st);
 }
 
@@ -52,7 +54,8 @@ static void on_records(struct mr__watch *w, int res, const void *buf, size_t len
 {
 	struct wm_state *st = w->owner;
 
-	mr__router_records(st->ns, res, buf, len, mr__decode_watch_queue);
+	mr__source_records(st->ns, res, buf, len, mr__decode_watch_queue, st->changes,
+			   MR__SOURCE_CHANGES_MAX);
 }
 
 static int wm_open(struct mr__ns *ns)
@@ -67,6 +70,11 @@ static int wm_open(struct mr__ns *ns)
 	st->base.free_state = state_free;
 	st->ns = ns;
 	st->pipe[0] = st->pipe[1] = -1;
+	st->changes = mr__malloc(MR__SOURCE_CHANGES_MAX * sizeof(*st->changes));
+	if (!st->changes) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	if (pipe2(st->pipe, O_NOTIFICATION_PIPE | O_CLOEXEC | O_NONBLOCK) < 0) {
 		err = errno == ENOPKG ? -ENOSYS : -errno;
 		goto fail;

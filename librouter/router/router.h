@@ -65,11 +65,6 @@ struct mr_router {
 	struct mr_sub **match;
 	size_t cap_match;
 	uint32_t route_mark;
-	/*
-	 * Decoded records of one read, one array for every namespace: a 16 KiB
-	 * reactor buffer holds at most 2,048 (8-byte watch_queue loss records).
-	 */
-	struct mr__change changes[2048];
 	uint64_t *below;   /* mount IDs under a moved mount */
 	size_t cap_below;
 	uint64_t *same_sb; /* mount IDs of a remounted superblock */
