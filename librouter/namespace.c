@@ -13,7 +13,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "namespace.h"
+#include "alloc.h"
+#include "event.h"
+#include "mirror/listmount.h"
+#include "mirror/mirror.h"
+#include "mirror/mount.h"
+#include "probe.h"
+#include "router/upcalls.h"
+#include "sources/source.h"
+#include "trie.h"
 #include "mountrouter-uapi.h"
 
 /*

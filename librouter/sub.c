@@ -27,7 +27,13 @@
 
 #include <ck_ring.h>
 
+#include "sub.h"
 #include "internal.h"
+#include "alloc.h"
+#include "clock.h"
+#include "event.h"
+#include "router/upcalls.h"
+#include "trie.h"
 
 #if defined(__SANITIZE_THREAD__)
 void __tsan_acquire(void *addr);

@@ -8,7 +8,17 @@
 #include <string.h>
 
 #include "internal.h"
-#include "reactor_poll.h"
+#include "alloc.h"
+#include "io/reactor.h"
+#include "io/reactor_poll.h"
+#include "mirror/mirror.h"
+#include "mirror/mount.h"
+#include "namespace.h"
+#include "router/upcalls.h"
+#include "sources/decode.h"
+#include "sources/source.h"
+#include "sub.h"
+#include "trie.h"
 #include "testing.h"
 
 struct mr__testing_ns {

@@ -9,7 +9,8 @@
 #include <sched.h>
 #include <string.h>
 
-#include "internal.h"
+#include "event.h"
+#include "sub.h"
 #include "testutil.h"
 
 static struct mr__event *numbered(uint64_t seq, uint32_t refs)

@@ -6,14 +6,27 @@
  * route; loop -> commands, recovery; apply -> refresh -> route, recovery;
  * router.c (the object) -> commands, loop.  The counters and accessors of
  * router.c are leaves anyone may call.  Sources and namespaces reach the
- * router only through the mr__router_*() calls in ../internal.h.
+ * router only through the mr__router_*() calls in upcalls.h.
  */
 #ifndef MR_ROUTER_H
 #define MR_ROUTER_H
 
 #include <pthread.h>
 
-#include "../internal.h"
+#include "internal.h"
+#include "alloc.h"
+#include "clock.h"
+#include "event.h"
+#include "io/reactor.h"
+#include "mirror/listmount.h"
+#include "mirror/mirror.h"
+#include "mirror/mount.h"
+#include "namespace.h"
+#include "router/upcalls.h"
+#include "sources/decode.h"
+#include "sources/source.h"
+#include "sub.h"
+#include "trie.h"
 
 enum mr__cmd_kind { MR__CMD_ADD_NS, MR__CMD_DEL_NS, MR__CMD_ADD_SUB, MR__CMD_DEL_SUB };
 

@@ -7,7 +7,8 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "mirror/mount.h"
+#include "alloc.h"
 #include "mountrouter-uapi.h"
 
 struct mr__mount *mr__mount_new(const struct mr_mount *f, uint32_t old_id, uint32_t sb_flags,

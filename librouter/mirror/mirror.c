@@ -13,7 +13,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "mirror/mirror.h"
+#include "alloc.h"
+#include "mirror/mount.h"
 
 /* A deleted slot: any address no record can have. */
 static char mr__tombstone_storage;

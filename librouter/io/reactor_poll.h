@@ -3,12 +3,12 @@
  * The reactor without io_uring: the same watches read through epoll and
  * read(2).  reactor.c turns to it when io_uring cannot be set up, and
  * forwards each of its calls here; nothing else calls it.  The contracts
- * are internal.h's mr__reactor_* ones.
+ * are reactor.h's mr__reactor_* ones.
  */
 #ifndef MR_REACTOR_POLL_H
 #define MR_REACTOR_POLL_H
 
-#include "internal.h"
+#include "io/reactor.h"
 
 struct mr__reactor_poll;
 

@@ -23,9 +23,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "io/reactor.h"
 #include "internal.h"
-#include "io_uring_compat.h"
-#include "reactor_poll.h"
+#include "alloc.h"
+#include "io/reactor_poll.h"
+#include "probe.h"
+#include "io/io_uring_compat.h"
 
 /* user_data of requests whose completions carry nothing to dispatch. */
 #define UD_IGNORE 1ull

@@ -38,7 +38,10 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include "mirror/mountinfo.h"
 #include "internal.h"
+#include "alloc.h"
+#include "mirror/mount.h"
 
 /*
  * Longest line accepted.  The kernel has no limit, but four escaped

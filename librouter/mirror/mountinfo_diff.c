@@ -16,7 +16,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "mirror/mountinfo_diff.h"
+#include "alloc.h"
+#include "mirror/mount.h"
+#include "mirror/mountinfo.h"
 
 /* IDs above this are not mountinfo IDs (the IDA counts from 1, densely). */
 #define MI_ID_MAX (1u << 28)

@@ -9,7 +9,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "alloc.h"
+#include "mirror/mount.h"
 
 struct ranked {
 	struct mr__mount *m;

@@ -14,7 +14,15 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "alloc.h"
+#include "io/reactor.h"
+#include "mirror/mirror.h"
+#include "mirror/mount.h"
+#include "mirror/mountinfo.h"
+#include "mirror/mountinfo_diff.h"
+#include "namespace.h"
+#include "router/upcalls.h"
+#include "sources/source.h"
 
 struct mi_state {
 	struct mr__source_base base; /* first: the reactor's release finds it */

@@ -15,7 +15,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "alloc.h"
+#include "io/reactor.h"
+#include "namespace.h"
+#include "probe.h"
+#include "router/upcalls.h"
+#include "sources/decode.h"
+#include "sources/source.h"
 #include "mountrouter-uapi.h"
 
 #define ROOT_WATCH_ID 0

@@ -46,7 +46,17 @@
 #include <sys/fanotify.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "alloc.h"
+#include "clock.h"
+#include "io/reactor.h"
+#include "namespace.h"
+#include "probe.h"
+#include "router/upcalls.h"
+#include "sources/attr_pass.h"
+#include "sources/decode.h"
+#include "sources/fanotify_group.h"
+#include "sources/pass_schedule.h"
+#include "sources/source.h"
 #include "mountrouter-uapi.h"
 
 #define RECENT_NS 10000000ull /* 10 ms */

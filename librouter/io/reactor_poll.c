@@ -37,7 +37,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "reactor_poll.h"
+#include "internal.h"
+#include "alloc.h"
+#include "io/reactor_poll.h"
 
 struct timer {
 	struct mr__watch *w;

@@ -41,7 +41,19 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "alloc.h"
+#include "clock.h"
+#include "io/reactor.h"
+#include "mirror/listmount.h"
+#include "mirror/mount.h"
+#include "mirror/mount_ids.h"
+#include "namespace.h"
+#include "probe.h"
+#include "router/upcalls.h"
+#include "sources/attr_pass.h"
+#include "sources/decode.h"
+#include "sources/pass_schedule.h"
+#include "sources/source.h"
 #include "mountrouter-uapi.h"
 
 /* The whole listing that checks a conclusion drawn from counts. */

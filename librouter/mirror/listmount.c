@@ -29,7 +29,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "mirror/listmount.h"
 #include "internal.h"
+#include "alloc.h"
+#include "mirror/mount.h"
 #include "mountrouter-uapi.h"
 
 /* Asked for on every kernel with statmount (6.8). */

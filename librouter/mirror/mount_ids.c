@@ -11,7 +11,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "mirror/mount_ids.h"
+#include "alloc.h"
 #include "mountrouter-uapi.h"
 
 #define IDS_MIN 1024

@@ -9,7 +9,12 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "sources/source.h"
 #include "internal.h"
+#include "io/reactor.h"
+#include "namespace.h"
+#include "router/upcalls.h"
+#include "sources/decode.h"
 
 static const struct mr__source_ops *const by_preference[] = {
 	&mr__source_watch_mount, /* every kind of change, filtered in the kernel */

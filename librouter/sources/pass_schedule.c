@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+
+#include "sources/pass_schedule.h"
 /*
  * When a source that cannot name the mount an attribute change touched
  * (fanotify, listmount: a remount only makes mountinfo poll with POLLPRI)
@@ -27,7 +29,6 @@
  *    since the last pass (when records pause, or at twice that work), at
  *    most 1/VERIFY_DUTY of their time: O(1) per change amortised.
  */
-#include "internal.h"
 
 uint64_t mr__pass_due(const struct mr__pass_clock *c, uint64_t now)
 {

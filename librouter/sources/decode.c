@@ -5,10 +5,11 @@
  * buffer before it is used, and a record that does not add up is counted
  * and skipped (or, when its length cannot be trusted, ends the buffer).
  */
+#include <stdbool.h>
 #include <string.h>
 #include <sys/fanotify.h>
 
-#include "internal.h"
+#include "sources/decode.h"
 #include "mountrouter-uapi.h"
 
 static bool push(struct mr__change *out, size_t max, size_t *n, enum mr__change_kind kind,

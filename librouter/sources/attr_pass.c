@@ -15,7 +15,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "sources/attr_pass.h"
+#include "clock.h"
+#include "mirror/mirror.h"
+#include "mirror/mount.h"
+#include "mirror/mountinfo.h"
+#include "mirror/mountinfo_diff.h"
+#include "namespace.h"
+#include "router/upcalls.h"
 
 static const struct mr__mi_diff_ops baseline_ops; /* learn the lines, report nothing */
 

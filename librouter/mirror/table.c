@@ -5,7 +5,8 @@
  */
 #include <errno.h>
 
-#include "internal.h"
+#include "alloc.h"
+#include "mirror/mount.h"
 
 /*
  * Takes the caller's reference to @m even on failure (it is dropped then),

@@ -29,7 +29,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sources/fanotify_group.h"
 #include "internal.h"
+#include "alloc.h"
+#include "clock.h"
+#include "io/reactor.h"
+#include "mirror/listmount.h"
+#include "mirror/mirror.h"
+#include "namespace.h"
+#include "probe.h"
+#include "router/upcalls.h"
+#include "sources/decode.h"
 #include "mountrouter-uapi.h"
 
 #define MASK (FAN_MNT_ATTACH | FAN_MNT_DETACH)
