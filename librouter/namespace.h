@@ -6,6 +6,7 @@
 #ifndef MR_NAMESPACE_H
 #define MR_NAMESPACE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -32,11 +33,24 @@ struct mr__ns {
 	bool resync_pending;
 	struct mr__event *gone; /* NS_GONE for its subscribers, made up front */
 	struct mr__statmount_buf smbuf; /* statmount replies (one thread at a time) */
+	_Atomic uint64_t *syscalls; /* where mr__ns_statmount() and _listmount() count */
 	struct mr__ns *next;
 };
 
-/* Opens a namespace from an nsfs fd it takes ownership of (caller thread). */
-int mr__ns_open(mr_router *r, int nsfd, pid_t pid, struct mr__ns **ret);
+/* What the router hands a namespace it opens. */
+struct mr__ns_source {
+	const struct mr__source_ops *ops; /* the router's source: the first choice */
+	bool fallback;                    /* picked by probing: the next may take over */
+	_Atomic uint64_t *syscalls;       /* the router's count of syscalls made for it */
+};
+
+/*
+ * Opens a namespace from an nsfs fd it takes ownership of (caller thread),
+ * watched through @src->ops or, with @src->fallback, the next source that
+ * can watch it.
+ */
+int mr__ns_open(mr_router *r, int nsfd, pid_t pid, const struct mr__ns_source *src,
+		struct mr__ns **ret);
 void mr__ns_close(struct mr__ns *ns, struct mr__reactor *re);
 /*
  * The statmount(2)/listmount(2) readers for sources whose records carry

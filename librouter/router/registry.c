@@ -29,7 +29,10 @@ static int add_ns_fd(mr_router *r, int nsfd, pid_t pid, uint64_t *ret_ns_id)
 	struct mr__cmd *c;
 	int err;
 
-	err = mr__ns_open(r, nsfd, pid, &ns);
+	err = mr__ns_open(r, nsfd, pid,
+			  &(struct mr__ns_source){.ops = r->ops, .fallback = r->source_auto,
+						  .syscalls = &r->syscalls},
+			  &ns);
 	if (err < 0)
 		return err;
 

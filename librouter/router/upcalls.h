@@ -74,10 +74,6 @@ void mr__router_count_sweep(mr_router *r, uint64_t ns);
  * source does no work for changes nobody wants.  Router thread only.
  */
 uint32_t mr__router_kinds_wanted(const struct mr__ns *ns);
-/* The router's source: each namespace's first choice. */
-const struct mr__source_ops *mr__router_source_ops(mr_router *r);
-/* The router's source was picked by probing: a namespace may fall back. */
-bool mr__router_source_auto(mr_router *r);
 struct mr__reactor *mr__router_reactor(mr_router *r);
 const struct mr_opts *mr__router_opts(mr_router *r);
 
