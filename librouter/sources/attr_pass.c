@@ -26,18 +26,34 @@
 
 static const struct mr__mi_diff_ops baseline_ops; /* learn the lines, report nothing */
 
-int mr__attr_pass_open(struct mr__attr_pass *p, struct mr__ns *ns)
+/* @ns's /proc/PID/mountinfo, opened anew: an fd, or -errno. */
+static int open_mountinfo(const struct mr__ns *ns)
 {
 	char path[64];
+	int fd;
 
-	*p = (struct mr__attr_pass){.fd = -1};
 	if (ns->pid)
 		snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)ns->pid);
 	else
 		snprintf(path, sizeof(path), "/proc/self/mountinfo");
-	p->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (p->fd < 0)
-		return -errno;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int mr__attr_pass_doorbell_open(const struct mr__ns *ns)
+{
+	return open_mountinfo(ns);
+}
+
+int mr__attr_pass_open(struct mr__attr_pass *p, struct mr__ns *ns)
+{
+	*p = (struct mr__attr_pass){.fd = -1};
+	p->fd = open_mountinfo(ns);
+	if (p->fd < 0) {
+		int err = p->fd;
+		p->fd = -1;
+		return err;
+	}
 	/*
 	 * The lines as they are before the mirror is read (the caller reads
 	 * it after): a change in between shows as a changed line later, and

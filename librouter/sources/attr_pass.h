@@ -28,5 +28,12 @@ int mr__attr_pass_open(struct mr__attr_pass *p, struct mr__ns *ns);
  */
 int mr__attr_pass_run(struct mr__attr_pass *p, struct mr__ns *ns);
 void mr__attr_pass_free(struct mr__attr_pass *p);
+/*
+ * The POLLPRI doorbell: @ns's mountinfo opened as a file of its own, apart
+ * from the one passes read (a pass reading mountinfo between a change and
+ * its POLLPRI was seen to lose that POLLPRI when both shared one open
+ * file: test_router_listmount).  An fd, or -errno.
+ */
+int mr__attr_pass_doorbell_open(const struct mr__ns *ns);
 
 #endif /* MR_ATTR_PASS_H */

@@ -144,6 +144,24 @@ void mr__source_watch_released(struct mr__watch *w)
 		b->free_state(b);
 }
 
+void mr__source_timer_arm(struct mr__source_timer *t, struct mr__reactor *re, uint64_t in_ns,
+			  uint64_t now)
+{
+	uint64_t at = now + in_ns;
+
+	if (t->armed) {
+		/* Due sooner than the timer in flight: bring that forward. */
+		if (at < t->at_ns && mr__reactor_retime(re, &t->watch, in_ns) == 0)
+			t->at_ns = at;
+		return;
+	}
+	t->watch.timeout_ns = in_ns;
+	if (mr__reactor_add(re, &t->watch) == 0) {
+		t->armed = true;
+		t->at_ns = at;
+	}
+}
+
 void mr__source_end(struct mr__source_base *b, struct mr__reactor *re,
 		    struct mr__watch *const *watches, size_t n)
 {

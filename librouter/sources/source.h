@@ -6,6 +6,7 @@
 #ifndef MR_SOURCE_H
 #define MR_SOURCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,6 +49,21 @@ void mr__source_watch_released(struct mr__watch *w);
  */
 void mr__source_end(struct mr__source_base *b, struct mr__reactor *re,
 		    struct mr__watch *const *watches, size_t n);
+
+/* A source's one-shot timer and when it fires (router thread only). */
+struct mr__source_timer {
+	struct mr__watch watch; /* MR__WATCH_TIMER, owned by the source's state */
+	bool armed;             /* in flight: set until its completion */
+	uint64_t at_ns;         /* when the armed timer fires */
+};
+
+/*
+ * Makes @t fire @in_ns after @now: arms it, or brings the timer in flight
+ * forward when it would fire later (never back).  A failure to arm leaves
+ * it unarmed; the next call tries again.
+ */
+void mr__source_timer_arm(struct mr__source_timer *t, struct mr__reactor *re, uint64_t in_ns,
+			  uint64_t now);
 
 struct mr__source_ops {
 	const char *name;

@@ -71,9 +71,8 @@ struct fan_state {
 	struct mr__source_base base; /* first: the reactor's release finds it */
 	struct mr__ns *ns;
 	struct mr__fan_member member;
-	struct mr__watch mi_watch, timer;
-	bool timer_armed;
-	uint64_t timer_at_ns; /* when the armed timer fires */
+	struct mr__watch mi_watch;
+	struct mr__source_timer timer;
 	struct recent_mount recent[RECENT_MAX]; /* a ring, oldest overwritten */
 	unsigned recent_next;
 	struct mr__pass_clock clock;
@@ -133,7 +132,7 @@ static void on_timer(struct mr__watch *w, int res, const void *buf, size_t len)
 	(void)res;
 	(void)buf;
 	(void)len;
-	st->timer_armed = false;
+	st->timer.armed = false;
 	/* after_batch of this step does what is due. */
 }
 
@@ -163,20 +162,7 @@ static bool recheck_recent(struct fan_state *st, uint64_t now)
 
 static void arm_timer(struct fan_state *st, uint64_t ns)
 {
-	struct mr__reactor *re = mr__router_reactor(st->ns->r);
-	uint64_t at = mr__now_ns() + ns;
-
-	if (st->timer_armed) {
-		/* Due sooner than the timer in flight: bring that forward. */
-		if (at < st->timer_at_ns && mr__reactor_retime(re, &st->timer, ns) == 0)
-			st->timer_at_ns = at;
-		return;
-	}
-	st->timer.timeout_ns = ns;
-	if (mr__reactor_add(re, &st->timer) == 0) {
-		st->timer_armed = true;
-		st->timer_at_ns = at;
-	}
+	mr__source_timer_arm(&st->timer, mr__router_reactor(st->ns->r), ns, mr__now_ns());
 }
 
 /* Joins the group's readers and, unless the kernel names attribute changes, polls mountinfo. */
@@ -276,12 +262,10 @@ static int fan_open(struct mr__ns *ns)
 	st->clock.pass_cost_ns = mr__now_ns() - t0;
 	st->clock.pass_end_ns = mr__now_ns();
 	/* The POLLPRI doorbell is a file of its own, apart from the one passes read. */
-	char path[64];
-	snprintf(path, sizeof(path), ns->pid ? "/proc/%d/mountinfo" : "/proc/self/mountinfo",
-		 (int)ns->pid);
-	st->bell_fd = open(path, O_RDONLY | O_CLOEXEC);
+	st->bell_fd = mr__attr_pass_doorbell_open(ns);
 	if (st->bell_fd < 0) {
-		err = -errno;
+		err = st->bell_fd;
+		st->bell_fd = -1;
 		goto fail;
 	}
 	ns->src = st;
@@ -298,7 +282,7 @@ static int fan_start(struct mr__ns *ns, struct mr__reactor *re)
 
 	st->mi_watch = (struct mr__watch){.fd = st->bell_fd, .mode = MR__WATCH_POLLPRI,
 					  .fn = on_mountinfo, .owner = st, .release = mr__source_watch_released};
-	st->timer = (struct mr__watch){.mode = MR__WATCH_TIMER, .fd = -1, .fn = on_timer,
+	st->timer.watch = (struct mr__watch){.mode = MR__WATCH_TIMER, .fd = -1, .fn = on_timer,
 				       .owner = st, .release = mr__source_watch_released};
 	st->base.live = 2;
 	return start_reading(st, re);
@@ -313,7 +297,7 @@ static void fan_close(struct mr__ns *ns, struct mr__reactor *re)
 	ns->src = NULL;
 	mr__fan_group_leave(&st->member, re);
 	st->ns = NULL;
-	mr__source_end(&st->base, re, (struct mr__watch *const[]){&st->mi_watch, &st->timer}, 2);
+	mr__source_end(&st->base, re, (struct mr__watch *const[]){&st->mi_watch, &st->timer.watch}, 2);
 }
 
 const struct mr__source_ops mr__source_fanotify = {

@@ -71,9 +71,8 @@ struct lm_state {
 	int bell_fd;               /* mountinfo again, only polled: the doorbell */
 	struct mr__pass_clock clock;
 	uint64_t ns_id;          /* for the syscalls: 0 names our own namespace */
-	struct mr__watch mi_watch, timer;
-	bool timer_armed;
-	uint64_t timer_at_ns;    /* when the armed timer fires */
+	struct mr__watch mi_watch;
+	struct mr__source_timer timer;
 	struct mr__ids known, next; /* the last listing; the one being read */
 	uint64_t last_pollpri_ns;
 	bool counts_ok;          /* NS_MNT_GET_INFO counts what listmount lists */
@@ -314,7 +313,7 @@ static void on_timer(struct mr__watch *w, int res, const void *buf, size_t len)
 	(void)res;
 	(void)buf;
 	(void)len;
-	st->timer_armed = false;
+	st->timer.armed = false;
 	/* after_batch of this step runs the pass if it is due. */
 }
 
@@ -354,18 +353,7 @@ static void lm_after_batch(struct mr__ns *ns)
 		return;
 	/* @next may have passed while the pass ran: then at once. */
 	uint64_t in = next > now ? next - now : 0;
-	struct mr__reactor *re = mr__router_reactor(ns->r);
-	if (st->timer_armed) {
-		/* Due sooner than the timer in flight: bring that forward. */
-		if (next < st->timer_at_ns && mr__reactor_retime(re, &st->timer, in) == 0)
-			st->timer_at_ns = next;
-		return;
-	}
-	st->timer.timeout_ns = in;
-	if (mr__reactor_add(re, &st->timer) == 0) {
-		st->timer_armed = true;
-		st->timer_at_ns = now + in;
-	}
+	mr__source_timer_arm(&st->timer, mr__router_reactor(ns->r), in, now);
 }
 
 static int lm_open(struct mr__ns *ns)
@@ -390,17 +378,11 @@ static int lm_open(struct mr__ns *ns)
 		state_free(st);
 		return err;
 	}
-	/*
-	 * The doorbell is a file of its own: a pass reading mountinfo between
-	 * a change and its POLLPRI was seen to lose that POLLPRI when both
-	 * shared one open file (test_router_listmount).
-	 */
-	char path[64];
-	snprintf(path, sizeof(path), ns->pid ? "/proc/%d/mountinfo" : "/proc/self/mountinfo",
-		 (int)ns->pid);
-	st->bell_fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* The doorbell is a file of its own, apart from the one passes read. */
+	st->bell_fd = mr__attr_pass_doorbell_open(ns);
 	if (st->bell_fd < 0) {
-		err = -errno;
+		err = st->bell_fd;
+		st->bell_fd = -1;
 		state_free(st);
 		return err;
 	}
@@ -425,7 +407,7 @@ static int lm_start(struct mr__ns *ns, struct mr__reactor *re)
 
 	st->mi_watch = (struct mr__watch){.fd = st->bell_fd, .mode = MR__WATCH_POLLPRI,
 					  .fn = on_pollpri, .owner = st, .release = mr__source_watch_released};
-	st->timer = (struct mr__watch){.mode = MR__WATCH_TIMER, .fd = -1, .fn = on_timer,
+	st->timer.watch = (struct mr__watch){.mode = MR__WATCH_TIMER, .fd = -1, .fn = on_timer,
 				       .owner = st, .release = mr__source_watch_released};
 	st->base.live = 2;
 	return mr__reactor_add(re, &st->mi_watch);
@@ -439,7 +421,7 @@ static void lm_close(struct mr__ns *ns, struct mr__reactor *re)
 		return;
 	ns->src = NULL;
 	st->ns = NULL;
-	mr__source_end(&st->base, re, (struct mr__watch *const[]){&st->mi_watch, &st->timer}, 2);
+	mr__source_end(&st->base, re, (struct mr__watch *const[]){&st->mi_watch, &st->timer.watch}, 2);
 }
 
 const struct mr__source_ops mr__source_listmount = {
