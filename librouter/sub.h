@@ -46,6 +46,7 @@ struct mr_sub {
 	_Atomic int efd;            /* eventfd the consumer waits on, made on first use */
 	_Atomic int waiting;        /* consumer found the ring empty */
 	_Atomic int wants_recovery; /* 1: overrun pending; 2: router kicked */
+	int wake_efd;               /* the router thread's eventfd, or -1 */
 
 	alignas(MR__CACHELINE) mr_router *r;
 	struct mr__ns *ns;
@@ -65,7 +66,12 @@ struct mr_sub {
 	_Atomic uint64_t delivered, dropped, overruns, snapshots;
 };
 
-int mr__sub_alloc(mr_router *r, const struct mr_sub_opts *o, struct mr_sub **ret);
+/*
+ * A subscriber of router @r; @wake_efd is the eventfd that wakes @r's
+ * thread when the subscriber has drained enough to be caught up (-1: no
+ * thread recovers it).
+ */
+int mr__sub_alloc(mr_router *r, int wake_efd, const struct mr_sub_opts *o, struct mr_sub **ret);
 /* Frees the sub after releasing every event left in its ring. */
 void mr__sub_destroy(struct mr_sub *s);
 

@@ -108,7 +108,7 @@ int mr__testing_ns_subscribe(struct mr__testing_ns *t, const struct mr_sub_opts 
 
 	if (opts)
 		o = *opts;
-	err = mr__sub_alloc(t->ns.r, &o, &s);
+	err = mr__sub_alloc(t->ns.r, -1, &o, &s);
 	if (err < 0)
 		return err;
 	err = mr__trie_add(t->ns.trie, s->prefix, s);

@@ -160,7 +160,7 @@ int mr_subscribe(mr_router *r, const struct mr_sub_opts *opts, mr_sub **ret)
 		return -EINVAL;
 	if (o.kinds & ~MR_KINDS_ALL)
 		return -EINVAL;
-	err = mr__sub_alloc(r, &o, &s);
+	err = mr__sub_alloc(r, r->wake_efd, &o, &s);
 	if (err < 0)
 		return err;
 	c = mr__calloc(1, sizeof(*c));
