@@ -30,6 +30,9 @@
  *  - "mand" is dropped: it has had no effect since Linux 5.15 and
  *    statmount's sb_flags cannot report it.
  * sb_flags gets the same MR__SB_* bits statmount reports.
+ *
+ * The fields themselves (escapes, numbers, mount options, tags) are read
+ * by mountinfo_fields.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +45,7 @@
 #include "internal.h"
 #include "alloc.h"
 #include "mirror/mount.h"
+#include "mirror/mountinfo_fields.h"
 
 /*
  * Longest line accepted.  The kernel has no limit, but four escaped
@@ -54,172 +58,6 @@
  * Kept over libmount: 4.3 ms against libmount's 8.7 ms to read and parse
  * 10,000 lines (bench_tables, BENCHMARKS.md), 2.0x.
  */
-
-/* Value of exactly three octal digits (first 0-3: a byte), or -1. */
-static int octal3(const char *p)
-{
-	/* Short-circuit order matters: never read past a NUL. */
-	if (p[0] < '0' || p[0] > '3' || p[1] < '0' || p[1] > '7' || p[2] < '0' || p[2] > '7')
-		return -1;
-	return (p[0] - '0') << 6 | (p[1] - '0') << 3 | (p[2] - '0');
-}
-
-int mr__mountinfo_unescape(char *s)
-{
-	size_t r, w;
-
-	/*
-	 * Validate before writing, so that a malformed string comes back as
-	 * it went in.  \000 is refused too: it would cut the string short.
-	 */
-	for (r = 0; s[r]; r++) {
-		if (s[r] != '\\')
-			continue;
-		if (octal3(s + r + 1) <= 0)
-			return -EINVAL;
-		r += 3;
-	}
-	if (r > INT_MAX)
-		return -EOVERFLOW;
-
-	for (r = w = 0; s[r]; w++) {
-		if (s[r] == '\\') {
-			s[w] = (char)octal3(s + r + 1);
-			r += 4;
-		} else {
-			s[w] = s[r++];
-		}
-	}
-	s[w] = '\0';
-	return (int)w;
-}
-
-/* Splits on single spaces; fields may be empty.  NULL when none is left. */
-struct field_cursor {
-	char *p, *end; /* *end is the line's NUL */
-};
-
-static char *next_field(struct field_cursor *c)
-{
-	char *s = c->p, *sp;
-
-	if (s > c->end)
-		return NULL;
-	sp = memchr(s, ' ', (size_t)(c->end - s));
-	if (!sp) {
-		c->p = c->end + 1;
-		return s;
-	}
-	*sp = '\0';
-	c->p = sp + 1;
-	return s;
-}
-
-/* Decimal without sign or spaces, fitting 32 bits (the kernel prints %i/%u). */
-static int parse_u32(const char *s, uint32_t *ret)
-{
-	uint64_t v = 0;
-
-	if (!*s)
-		return -EINVAL;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*s - '0');
-		if (v > UINT32_MAX)
-			return -EINVAL;
-	}
-	*ret = (uint32_t)v;
-	return 0;
-}
-
-static bool tok_eq(const char *s, size_t n, const char *lit)
-{
-	return strlen(lit) == n && memcmp(s, lit, n) == 0;
-}
-
-/* Mount options (show_mnt_opts()) to MOUNT_ATTR_*; unknown names are kept in the string only. */
-static int mount_opts_attr(const char *s, uint64_t *ret_attr)
-{
-	static const struct {
-		const char *name;
-		uint64_t attr;
-	} names[] = {
-		{ "nosuid", MOUNT_ATTR_NOSUID },
-		{ "nodev", MOUNT_ATTR_NODEV },
-		{ "noexec", MOUNT_ATTR_NOEXEC },
-		{ "nodiratime", MOUNT_ATTR_NODIRATIME },
-		{ "nosymfollow", MOUNT_ATTR_NOSYMFOLLOW },
-		{ "idmapped", MOUNT_ATTR_IDMAP },
-	};
-	uint64_t attr = 0, atime = MOUNT_ATTR_STRICTATIME;
-	bool first = true;
-
-	/*
-	 * The kernel prints "noatime" or "relatime" and nothing for
-	 * strictatime, which is what statmount's mnt_attr then says
-	 * (MOUNT_ATTR_STRICTATIME); MOUNT_ATTR_RELATIME is 0.
-	 */
-	while (true) {
-		const char *e = strchr(s, ',');
-		size_t n = e ? (size_t)(e - s) : strlen(s);
-
-		if (first) {
-			if (tok_eq(s, n, "ro"))
-				attr |= MOUNT_ATTR_RDONLY;
-			else if (!tok_eq(s, n, "rw"))
-				return -EINVAL;
-			first = false;
-		} else if (tok_eq(s, n, "noatime")) {
-			atime = MOUNT_ATTR_NOATIME;
-		} else if (tok_eq(s, n, "relatime")) {
-			if (atime != MOUNT_ATTR_NOATIME)
-				atime = MOUNT_ATTR_RELATIME;
-		} else if (tok_eq(s, n, "strictatime")) {
-			/* never printed by the kernel; accepted for hand-made tables */
-		} else {
-			for (size_t i = 0; i < MR__ARRAY_SIZE(names); i++)
-				if (tok_eq(s, n, names[i].name))
-					attr |= names[i].attr;
-		}
-		if (!e)
-			break;
-		s = e + 1;
-	}
-	*ret_attr = attr | atime;
-	return 0;
-}
-
-/* Optional fields up to "-": propagation.  Unknown tags are skipped (proc(5)). */
-static int parse_tags(struct field_cursor *c, uint32_t *ret_prop)
-{
-	uint32_t prop = 0, n;
-	char *t;
-
-	while ((t = next_field(c))) {
-		if (strcmp(t, "-") == 0) {
-			*ret_prop = prop ? prop : MS_PRIVATE;
-			return 0;
-		}
-		if (strncmp(t, "shared:", 7) == 0) {
-			if (parse_u32(t + 7, &n) < 0)
-				return -EINVAL;
-			prop |= MS_SHARED;
-		} else if (strncmp(t, "master:", 7) == 0) {
-			if (parse_u32(t + 7, &n) < 0)
-				return -EINVAL;
-			prop |= MS_SLAVE;
-		} else if (strncmp(t, "propagate_from:", 15) == 0) {
-			if (parse_u32(t + 15, &n) < 0)
-				return -EINVAL;
-		} else if (strcmp(t, "unbindable") == 0) {
-			prop |= MS_UNBINDABLE;
-		} else if (!*t) {
-			return -EINVAL; /* a double space: not the kernel's output */
-		}
-	}
-	return -EINVAL; /* no " - " separator */
-}
 
 /*
  * Writes the options string (format at the top of the file) to @out, which
@@ -245,9 +83,9 @@ static int build_options(const char *mopts, bool mnt_ro, const char *sopts, char
 
 	e = strchr(sopts, ',');
 	n = e ? (size_t)(e - sopts) : strlen(sopts);
-	if (tok_eq(sopts, n, "ro"))
+	if (mr__mi_tok_eq(sopts, n, "ro"))
 		sb |= MR__SB_RDONLY;
-	else if (!tok_eq(sopts, n, "rw"))
+	else if (!mr__mi_tok_eq(sopts, n, "rw"))
 		return -EINVAL;
 	sopts += n;
 
@@ -262,7 +100,7 @@ static int build_options(const char *mopts, bool mnt_ro, const char *sopts, char
 	for (i = 0; i < MR__ARRAY_SIZE(sb_names) && *sopts == ','; i++) {
 		e = strchr(sopts + 1, ',');
 		n = e ? (size_t)(e - sopts - 1) : strlen(sopts + 1);
-		if (!tok_eq(sopts + 1, n, sb_names[i].name))
+		if (!mr__mi_tok_eq(sopts + 1, n, sb_names[i].name))
 			continue;
 		sb |= sb_names[i].flag;
 		if (sb_names[i].flag) {
@@ -280,40 +118,40 @@ static int build_options(const char *mopts, bool mnt_ro, const char *sopts, char
 /* @l is a NUL-terminated private copy of one line; @opts has room for it. */
 static int parse_line(char *l, size_t len, char *opts, struct mr__mount **ret)
 {
-	struct field_cursor c = { l, l + len };
+	struct mr__mi_cursor c = { l, l + len };
 	char *id_s, *parent_s, *dev_s, *root, *path, *mopts, *fstype, *source, *sopts, *colon;
 	uint32_t id, parent, major, minor, prop, sb_flags;
 	uint64_t attr;
 	struct mr__mount *m;
 	int r;
 
-	id_s = next_field(&c);
-	parent_s = next_field(&c);
-	dev_s = next_field(&c);
-	root = next_field(&c);
-	path = next_field(&c);
-	mopts = next_field(&c);
+	id_s = mr__mi_next_field(&c);
+	parent_s = mr__mi_next_field(&c);
+	dev_s = mr__mi_next_field(&c);
+	root = mr__mi_next_field(&c);
+	path = mr__mi_next_field(&c);
+	mopts = mr__mi_next_field(&c);
 	if (!mopts)
 		return -EINVAL;
-	if (parse_u32(id_s, &id) < 0 || parse_u32(parent_s, &parent) < 0)
+	if (mr__mi_parse_u32(id_s, &id) < 0 || mr__mi_parse_u32(parent_s, &parent) < 0)
 		return -EINVAL;
 	colon = strchr(dev_s, ':');
 	if (!colon)
 		return -EINVAL;
 	*colon = '\0';
-	if (parse_u32(dev_s, &major) < 0 || parse_u32(colon + 1, &minor) < 0)
+	if (mr__mi_parse_u32(dev_s, &major) < 0 || mr__mi_parse_u32(colon + 1, &minor) < 0)
 		return -EINVAL;
 	if (mr__mountinfo_unescape(root) <= 0 || mr__mountinfo_unescape(path) <= 0)
 		return -EINVAL;
 	if (path[0] != '/')
 		return -EINVAL; /* the kernel writes absolute mount points only */
-	if (mount_opts_attr(mopts, &attr) < 0)
+	if (mr__mi_mount_opts_attr(mopts, &attr) < 0)
 		return -EINVAL;
-	r = parse_tags(&c, &prop);
+	r = mr__mi_parse_tags(&c, &prop);
 	if (r < 0)
 		return r;
-	fstype = next_field(&c);
-	source = next_field(&c);
+	fstype = mr__mi_next_field(&c);
+	source = mr__mi_next_field(&c);
 	if (!source || c.p > c.end)
 		return -EINVAL; /* no SUPEROPTS */
 	sopts = c.p;        /* the rest of the line, spaces and all */
