@@ -28,6 +28,9 @@ int mr__statmount(uint64_t ns_id, uint64_t mnt_id, struct mr__statmount_buf *buf
  * record: 0, -EPROTO for a reply whose strings lie outside it, -ENOMEM.
  */
 int mr__statmount_parse(const void *buf, size_t cap, struct mr__mount **ret);
+/* A reply's superblock flags, only the MR__SB_* bits records compare. */
+struct mr_statmount;
+uint32_t mr__statmount_sb_flags(const struct mr_statmount *sm);
 
 /* The fields statmount(2) gives without formatting a string (~4x cheaper). */
 struct mr__mount_basic {
