@@ -51,34 +51,10 @@
 #include "probe.h"
 #include "router/upcalls.h"
 #include "sources/attr_pass.h"
-#include "sources/decode.h"
 #include "sources/pass_schedule.h"
 #include "sources/source.h"
+#include "sources/source_listmount.h"
 #include "mountrouter-uapi.h"
-
-/* The whole listing that checks a conclusion drawn from counts. */
-#define VERIFY_QUIET_NS 50000000ull      /* 50 ms */
-#define VERIFY_MAX_NS 1000000000ull      /* 1 s */
-#define VERIFY_DUTY 100
-
-/* The kinds an ID set cannot tell: they need a pass over the table. */
-#define KINDS_PASS (MR_KIND(MR_EVENT_READONLY) | MR_KIND(MR_EVENT_ATTR) | MR_KIND(MR_EVENT_MOVE))
-
-struct lm_state {
-	struct mr__source_base base; /* first: the reactor's release finds it */
-	struct mr__ns *ns;
-	struct mr__attr_pass pass; /* mountinfo as passes read it */
-	int bell_fd;               /* mountinfo again, only polled: the doorbell */
-	struct mr__pass_clock clock;
-	uint64_t ns_id;          /* for the syscalls: 0 names our own namespace */
-	struct mr__watch mi_watch;
-	struct mr__source_timer timer;
-	struct mr__ids known, next; /* the last listing; the one being read */
-	uint64_t last_pollpri_ns;
-	bool counts_ok;          /* NS_MNT_GET_INFO counts what listmount lists */
-	uint64_t verify_since_ns; /* known rests on counts since then, or 0 */
-	uint64_t full_cpu_ns;    /* CPU time of the last whole listing */
-};
 
 static int lm_probe(void)
 {
@@ -87,7 +63,7 @@ static int lm_probe(void)
 
 static void state_free(void *p)
 {
-	struct lm_state *st = p;
+	struct mr__lm_state *st = p;
 
 	mr__attr_pass_free(&st->pass);
 	if (st->bell_fd >= 0)
@@ -97,18 +73,9 @@ static void state_free(void *p)
 	mr__free(st);
 }
 
-/* NS_MNT_GET_INFO's count (6.12), or -errno; counted as a syscall. */
-static long count_mounts(struct lm_state *st)
-{
-	if (!mr__probe()->ns_mnt_next)
-		return -ENOTTY;
-	mr__router_count_syscalls(st->ns->r, 1);
-	return mr__ids_count(st->ns->nsfd);
-}
-
 static int lm_lookup(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret)
 {
-	struct lm_state *st = ns->src;
+	struct mr__lm_state *st = ns->src;
 	uint64_t calls = 0;
 	int err = mr__statmount(st->ns_id, mnt_id, &ns->smbuf, &calls, ret);
 
@@ -122,7 +89,7 @@ static int lm_lookup(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret)
  * taken a moment apart may differ while mounts come and go: asked again
  * before concluding.  -EOPNOTSUPP when listmount sees fewer.
  */
-static int check_foreign(struct lm_state *st, size_t listed)
+static int check_foreign(struct mr__lm_state *st, size_t listed)
 {
 	uint64_t calls = 0;
 	int err = -EOPNOTSUPP;
@@ -147,10 +114,10 @@ static int check_foreign(struct lm_state *st, size_t listed)
 
 static int lm_read_table(struct mr__ns *ns, struct mr__table *ret)
 {
-	struct lm_state *st = ns->src;
+	struct mr__lm_state *st = ns->src;
 	uint64_t calls = 0;
 	size_t start = ret->n;
-	long before = count_mounts(st);
+	long before = mr__lm_count_mounts(st);
 	int err = mr__listmount_table(st->ns_id, &ns->smbuf, &calls, ret);
 
 	mr__router_count_syscalls(ns->r, calls);
@@ -174,13 +141,13 @@ static int lm_read_table(struct mr__ns *ns, struct mr__table *ret)
 	for (size_t i = start; i < ret->n; i++)
 		st->known.v[st->known.n++] = ret->v[i]->pub.id;
 	/* Mounts vanishing between listmount and statmount make this differ: no harm. */
-	st->counts_ok = before >= 0 && (size_t)before == st->known.n && count_mounts(st) == before;
+	st->counts_ok = before >= 0 && (size_t)before == st->known.n && mr__lm_count_mounts(st) == before;
 	st->verify_since_ns = 0;
 	return 0;
 }
 
 /* The pass (attr_pass.c), and what the schedule must know of it. */
-static void run_pass(struct lm_state *st)
+static void run_pass(struct mr__lm_state *st)
 {
 	uint64_t t0 = mr__now_ns();
 
@@ -188,97 +155,9 @@ static void run_pass(struct lm_state *st)
 	mr__pass_done(&st->clock, t0, mr__now_ns());
 }
 
-/* Routes what differs between the last listing and this one; returns how many. */
-static size_t diff_ids(struct lm_state *st)
-{
-	const struct mr__ids *a = &st->known, *b = &st->next;
-	size_t i = 0, j = 0, changed = 0;
-
-	/* Detaches first: an ID that went and one that came are unrelated mounts. */
-	while (i < a->n) {
-		if (j < b->n && b->v[j] < a->v[i]) {
-			j++;
-		} else if (j < b->n && b->v[j] == a->v[i]) {
-			i++;
-			j++;
-		} else {
-			mr__router_change(st->ns, &(struct mr__change){.kind = MR__CHANGE_DETACH,
-								 .mnt_id = a->v[i++]});
-			changed++;
-		}
-	}
-	/* Attaches in ID order, which is the order they were made: parents first. */
-	for (i = 0, j = 0; j < b->n; j++) {
-		while (i < a->n && a->v[i] < b->v[j])
-			i++;
-		if (i < a->n && a->v[i] == b->v[j])
-			continue;
-		mr__router_change(st->ns, &(struct mr__change){.kind = MR__CHANGE_ATTACH,
-							 .mnt_id = b->v[j]});
-		changed++;
-	}
-	return changed;
-}
-
-/*
- * Lists every ID and routes the difference; returns how many changed, or
- * -errno.  Learns again whether the counts can be trusted.
- */
-static long full_listing(struct lm_state *st)
-{
-	uint64_t cpu0 = mr__thread_cpu_ns();
-	long before = count_mounts(st);
-	struct mr__ids t;
-	uint64_t calls = 0;
-	int err = mr__ids_list(st->ns_id, &st->next, &calls);
-
-	mr__router_count_syscalls(st->ns->r, calls);
-	if (err < 0)
-		return err;
-	size_t changed = diff_ids(st);
-	t = st->known;
-	st->known = st->next;
-	st->next = t;
-	st->counts_ok = before >= 0 && (size_t)before == st->known.n;
-	st->verify_since_ns = 0;
-	st->full_cpu_ns = mr__thread_cpu_ns() - cpu0;
-	return (long)changed;
-}
-
-/*
- * New IDs only, if the counts say nothing went away: the number of new
- * mounts (routed), or -1 when a whole listing must tell.
- */
-static long quick_listing(struct lm_state *st)
-{
-	long n = count_mounts(st);
-
-	if (n < 0) {
-		st->counts_ok = false;
-		return -1;
-	}
-	size_t old_n = st->known.n;
-	uint64_t calls = 0;
-	long k = mr__ids_list_new(st->ns_id, &st->known, &calls);
-
-	mr__router_count_syscalls(st->ns->r, calls);
-	if (k < 0)
-		return -1;
-	if ((size_t)n != old_n + (size_t)k) {
-		st->known.n = old_n; /* the whole listing diffs against what was known */
-		return -1;
-	}
-	for (size_t i = old_n; i < st->known.n; i++)
-		mr__router_change(st->ns, &(struct mr__change){.kind = MR__CHANGE_ATTACH,
-							 .mnt_id = st->known.v[i]});
-	if (!st->verify_since_ns)
-		st->verify_since_ns = mr__now_ns();
-	return k;
-}
-
 static void on_pollpri(struct mr__watch *w, int res, const void *buf, size_t len)
 {
-	struct lm_state *st = w->owner;
+	struct mr__lm_state *st = w->owner;
 	long changed = -1;
 
 	(void)buf;
@@ -288,9 +167,9 @@ static void on_pollpri(struct mr__watch *w, int res, const void *buf, size_t len
 	mr__router_stamp(st->ns->r);
 	st->last_pollpri_ns = mr__now_ns();
 	if (st->counts_ok)
-		changed = quick_listing(st);
+		changed = mr__lm_quick_listing(st);
 	if (changed < 0)
-		changed = full_listing(st);
+		changed = mr__lm_full_listing(st);
 	if (changed < 0) {
 		mr__router_loss(st->ns);
 		return;
@@ -308,7 +187,7 @@ static void on_pollpri(struct mr__watch *w, int res, const void *buf, size_t len
 
 static void on_timer(struct mr__watch *w, int res, const void *buf, size_t len)
 {
-	struct lm_state *st = w->owner;
+	struct mr__lm_state *st = w->owner;
 
 	(void)res;
 	(void)buf;
@@ -318,7 +197,7 @@ static void on_timer(struct mr__watch *w, int res, const void *buf, size_t len)
 }
 
 /* When the deferred work of @since is due: quiet, or waited long enough. */
-static uint64_t due_at(const struct lm_state *st, uint64_t since, uint64_t min_wait)
+static uint64_t due_at(const struct mr__lm_state *st, uint64_t since, uint64_t min_wait)
 {
 	uint64_t quiet = st->last_pollpri_ns + VERIFY_QUIET_NS;
 	uint64_t at = quiet > since + min_wait ? quiet : since + min_wait;
@@ -328,14 +207,14 @@ static uint64_t due_at(const struct lm_state *st, uint64_t since, uint64_t min_w
 
 static void lm_after_batch(struct mr__ns *ns)
 {
-	struct lm_state *st = ns->src;
+	struct mr__lm_state *st = ns->src;
 	uint64_t now = mr__now_ns(), next = UINT64_MAX;
 
 	if (st->verify_since_ns) {
 		uint64_t at = due_at(st, st->verify_since_ns, st->full_cpu_ns * VERIFY_DUTY);
 		if (now >= at) {
 			mr__router_stamp(ns->r);
-			if (full_listing(st) < 0)
+			if (mr__lm_full_listing(st) < 0)
 				mr__router_loss(ns);
 		} else {
 			next = at;
@@ -359,7 +238,7 @@ static void lm_after_batch(struct mr__ns *ns)
 static int lm_open(struct mr__ns *ns)
 {
 	const struct mr__features *f = mr__probe();
-	struct lm_state *st;
+	struct mr__lm_state *st;
 
 	/* Another namespace is named by mnt_ns_id (6.11); before, only our own. */
 	if (ns->pid && !f->statmount_ns)
@@ -395,7 +274,7 @@ static int lm_open(struct mr__ns *ns)
 /* Before a snapshot: what was put off while nobody asked is looked for now. */
 static void lm_settle(struct mr__ns *ns)
 {
-	struct lm_state *st = ns->src;
+	struct mr__lm_state *st = ns->src;
 
 	if (st->clock.suspect_ns || (!st->clock.wanted && st->clock.unverified))
 		run_pass(st);
@@ -403,7 +282,7 @@ static void lm_settle(struct mr__ns *ns)
 
 static int lm_start(struct mr__ns *ns, struct mr__reactor *re)
 {
-	struct lm_state *st = ns->src;
+	struct mr__lm_state *st = ns->src;
 
 	st->mi_watch = (struct mr__watch){.fd = st->bell_fd, .mode = MR__WATCH_POLLPRI,
 					  .fn = on_pollpri, .owner = st, .release = mr__source_watch_released};
@@ -415,7 +294,7 @@ static int lm_start(struct mr__ns *ns, struct mr__reactor *re)
 
 static void lm_close(struct mr__ns *ns, struct mr__reactor *re)
 {
-	struct lm_state *st = ns->src;
+	struct mr__lm_state *st = ns->src;
 
 	if (!st)
 		return;
