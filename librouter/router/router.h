@@ -106,6 +106,9 @@ static inline void mr__count(_Atomic uint64_t *c, uint64_t n)
 }
 
 /* route.c */
+/* A change already resolved to records (apply, refresh, recovery): routed as @kind. */
+void mr__router_emit(struct mr__ns *ns, uint32_t kind, struct mr__mount *old,
+		     struct mr__mount *now, uint32_t flags);
 bool mr__route_in_subtree(const char *path, const char *prefix);
 void mr__route_touch(mr_router *r, struct mr_sub *s);
 void mr__route_mark_overrun(mr_router *r, struct mr_sub *s);
@@ -129,6 +132,8 @@ void mr__recovery_catch_up(mr_router *r);
 void mr__recovery_tell_ns_gone(mr_router *r, struct mr__ns *ns);
 
 /* commands.c */
+/* Wakes the router thread (any thread). */
+void mr__router_kick(mr_router *r);
 void mr__commands_push(mr_router *r, struct mr__cmd *c);
 void mr__commands_run(mr_router *r);
 void mr__commands_run_cb(void *r);

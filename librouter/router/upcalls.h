@@ -46,9 +46,6 @@ bool mr__router_recheck_flags(struct mr__ns *ns, uint64_t mnt_id);
 void mr__router_update(struct mr__ns *ns, struct mr__mount *now);
 /* A mount gone (mountinfo): UNMOUNT routed if the mirror had it. */
 void mr__router_remove(struct mr__ns *ns, uint64_t mnt_id);
-/* A change already resolved to records (mountinfo diff, sweeps). */
-void mr__router_emit(struct mr__ns *ns, uint32_t kind, struct mr__mount *old,
-		     struct mr__mount *now, uint32_t flags);
 /*
  * Makes @ns's mirror equal @fresh (taking its records), routing each
  * difference as an event with @flags (MR_EVF_SYNTHETIC for a resync).
@@ -59,8 +56,6 @@ int mr__router_sync(struct mr__ns *ns, struct mr__table *fresh, uint32_t flags);
 void mr__router_stamp(mr_router *r);
 /* The kernel lost records for @ns: resync after this batch. */
 void mr__router_loss(struct mr__ns *ns);
-/* Wakes the router thread (any thread). */
-void mr__router_kick(mr_router *r);
 /* The router's fanotify group and the lock its membership changes under. */
 struct mr__fan_group **mr__router_fan_group(mr_router *r, pthread_mutex_t **ret_lock);
 /* Counts records that could not be decoded. */
