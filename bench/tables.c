@@ -2,10 +2,12 @@
 /*
  * Parsers and tables side by side: what bench_tables.cc times.
  *
- * The one bench file that includes internal.h: the parser and the mirror
+ * The one bench file that reaches past testing.h: the parser and the mirror
  * are what is compared, and testing.h declares neither (it keeps to the
- * routing path).  Only mr__mountinfo_*, mr__table_*, mr__mirror_*,
- * mr__mount_* and mr__malloc/mr__free are used.
+ * routing path).  It includes the headers of those two concepts and of the
+ * allocator they use, nothing else of the library (see testing.h): only
+ * mr__mountinfo_*, mr__table_*, mr__mirror_*, mr__mount_* and
+ * mr__malloc/mr__free are used.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +22,10 @@
 #include <libmount/libmount.h>
 #endif
 
-#include "../librouter/internal.h"
+#include "alloc.h"
+#include "mirror/mirror.h"
+#include "mirror/mount.h"
+#include "mirror/mountinfo.h"
 #include "tables.h"
 
 /* ---- a 10,000-mount mountinfo ---- */

@@ -25,7 +25,8 @@
 
 #include <jemalloc/jemalloc.h>
 
-#include "internal.h"
+#include "alloc.h"
+
 
 #ifdef MR_TEST_HOOKS
 /*

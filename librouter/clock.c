@@ -2,7 +2,8 @@
 /* The router's two clocks: wall time for events and deadlines, its own CPU time for budgets. */
 #include <time.h>
 
-#include "internal.h"
+#include "clock.h"
+
 
 static uint64_t clock_ns(clockid_t id)
 {

@@ -8,7 +8,10 @@
 #include <errno.h>
 #include <string.h>
 
+#include "event.h"
 #include "internal.h"
+#include "alloc.h"
+#include "mirror/mount.h"
 
 static const char *const kind_names[] = {
 	[MR_EVENT_MOUNT] = "mount",

@@ -13,7 +13,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "namespace.h"
+#include "alloc.h"
+#include "event.h"
+#include "mirror/listmount.h"
+#include "mirror/mirror.h"
+#include "mirror/mount.h"
+#include "probe.h"
+#include "sources/source.h"
+#include "trie.h"
 #include "mountrouter-uapi.h"
 
 /*
@@ -70,7 +78,8 @@ static int no_event(struct mr__mount *old, struct mr__mount *now, void *arg)
 	return 0;
 }
 
-int mr__ns_open(mr_router *r, int nsfd, pid_t pid, struct mr__ns **ret)
+int mr__ns_open(mr_router *r, int nsfd, pid_t pid, const struct mr__ns_source *src,
+		struct mr__ns **ret)
 {
 	struct mr__table t = {0};
 	struct mr__ns *ns;
@@ -84,6 +93,7 @@ int mr__ns_open(mr_router *r, int nsfd, pid_t pid, struct mr__ns **ret)
 	}
 	ns->r = r;
 	ns->nsfd = nsfd;
+	ns->syscalls = src->syscalls;
 	ns->ops = NULL;
 	err = ns_id_of(nsfd, &ns->id);
 	if (err < 0)
@@ -119,7 +129,7 @@ int mr__ns_open(mr_router *r, int nsfd, pid_t pid, struct mr__ns **ret)
 	 * kernel that cannot name it) hands it to the next one that probes,
 	 * when the router's source was picked by probing.
 	 */
-	const struct mr__source_ops *ops = mr__router_source_ops(r);
+	const struct mr__source_ops *ops = src->ops;
 	for (;;) {
 		ns->ops = ops;
 		err = ops->open(ns);
@@ -131,7 +141,7 @@ int mr__ns_open(mr_router *r, int nsfd, pid_t pid, struct mr__ns **ret)
 			ops->close(ns, NULL);
 		}
 		ns->ops = NULL;
-		ops = mr__router_source_auto(r) ? mr__source_fallback(ops, err, &ns->reason) : NULL;
+		ops = src->fallback ? mr__source_fallback(ops, err, &ns->reason) : NULL;
 		if (!ops)
 			goto fail;
 	}
@@ -163,13 +173,23 @@ void mr__ns_close(struct mr__ns *ns, struct mr__reactor *re)
 	mr__free(ns);
 }
 
+/*
+ * The router's counter, written as it writes its own: relaxed, by one
+ * thread at a time (the caller's while opening, then the router's).
+ */
+static void count_syscalls(struct mr__ns *ns, uint64_t n)
+{
+	atomic_store_explicit(ns->syscalls,
+			      atomic_load_explicit(ns->syscalls, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
 
 int mr__ns_statmount(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret)
 {
 	uint64_t calls = 0;
 	int err = mr__statmount(ns->id, mnt_id, &ns->smbuf, &calls, ret);
 
-	mr__router_count_syscalls(ns->r, calls);
+	count_syscalls(ns, calls);
 	return err;
 }
 
@@ -178,6 +198,6 @@ int mr__ns_listmount(struct mr__ns *ns, struct mr__table *ret)
 	uint64_t calls = 0;
 	int err = mr__listmount_table(ns->id, &ns->smbuf, &calls, ret);
 
-	mr__router_count_syscalls(ns->r, calls);
+	count_syscalls(ns, calls);
 	return err;
 }

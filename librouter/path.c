@@ -6,7 +6,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "alloc.h"
+#include "trie.h"
 
 /*
  * "//a/./b/" becomes "/a/b"; "/" stays "/".  ".." is refused rather than

@@ -11,8 +11,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "io_uring_compat.h"
+#include "probe.h"
+#include "io/io_uring_compat.h"
 #include "mountrouter-uapi.h"
 
 static struct mr__features features;

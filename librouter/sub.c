@@ -27,7 +27,12 @@
 
 #include <ck_ring.h>
 
+#include "sub.h"
 #include "internal.h"
+#include "alloc.h"
+#include "clock.h"
+#include "event.h"
+#include "trie.h"
 
 #if defined(__SANITIZE_THREAD__)
 void __tsan_acquire(void *addr);
@@ -101,7 +106,7 @@ int mr__sub_check(const struct mr_sub *s, const char *call)
 	return -EINVAL;
 }
 
-int mr__sub_alloc(mr_router *r, const struct mr_sub_opts *o, struct mr_sub **ret)
+int mr__sub_alloc(mr_router *r, int wake_efd, const struct mr_sub_opts *o, struct mr_sub **ret)
 {
 	uint32_t cap;
 	struct mr_sub *s;
@@ -127,6 +132,7 @@ int mr__sub_alloc(mr_router *r, const struct mr_sub_opts *o, struct mr_sub **ret
 	if (err < 0)
 		goto fail;
 	s->r = r;
+	s->wake_efd = wake_efd;
 	s->kinds = o->kinds ? o->kinds : MR_KINDS_ALL;
 	s->flags = o->flags;
 	atomic_init(&s->magic, MR__SUB_LIVE);
@@ -241,8 +247,10 @@ int mr_sub_next(mr_sub *s, const struct mr_event **ret)
 	if (MR__UNLIKELY(atomic_load_explicit(&s->wants_recovery, memory_order_relaxed) == 1) &&
 	    mr__sub_queued(s) <= s->capacity / 2) {
 		int expect = 1;
-		if (atomic_compare_exchange_strong(&s->wants_recovery, &expect, 2))
-			mr__router_kick(s->r);
+		uint64_t one = 1;
+		/* EAGAIN: the counter is already non-zero, the router wakes anyway. */
+		if (atomic_compare_exchange_strong(&s->wants_recovery, &expect, 2) && s->wake_efd >= 0)
+			(void)!write(s->wake_efd, &one, sizeof(one));
 	}
 	*ret = &ev->pub;
 	return 0;

@@ -8,7 +8,17 @@
 #include <string.h>
 
 #include "internal.h"
-#include "reactor_poll.h"
+#include "alloc.h"
+#include "io/reactor.h"
+#include "io/reactor_poll.h"
+#include "mirror/mirror.h"
+#include "mirror/mount.h"
+#include "namespace.h"
+#include "router/upcalls.h"
+#include "sources/decode.h"
+#include "sources/source.h"
+#include "sub.h"
+#include "trie.h"
 #include "testing.h"
 
 struct mr__testing_ns {
@@ -98,7 +108,7 @@ int mr__testing_ns_subscribe(struct mr__testing_ns *t, const struct mr_sub_opts 
 
 	if (opts)
 		o = *opts;
-	err = mr__sub_alloc(t->ns.r, &o, &s);
+	err = mr__sub_alloc(t->ns.r, -1, &o, &s);
 	if (err < 0)
 		return err;
 	err = mr__trie_add(t->ns.trie, s->prefix, s);

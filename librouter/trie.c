@@ -15,9 +15,11 @@
  * unsubscribe reach it through the router's command ring.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "trie.h"
+#include "alloc.h"
 
 struct trie_node {
 	const char *name; /* component, not NUL-terminated; points into name_buf */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "internal.h"
+#include "mountrouter.h"
 
 const char *mr_version(void)
 {

@@ -494,9 +494,12 @@ void model_deliver(struct model *k)
 				fprintf(stderr, "  record %d %llu\n", ch[i].kind,
 					(unsigned long long)ch[i].mnt_id);
 		}
-		mr__router_records(ns, (int)k->rec_len, k->rec, k->rec_len,
+		/* As the sources hand over a read: decoded on their side, change by change. */
+		static struct mr__change changes[MR__SOURCE_CHANGES_MAX];
+		mr__source_records(ns, (int)k->rec_len, k->rec, k->rec_len,
 				   k->source == MODEL_WATCH_MOUNT ? mr__decode_watch_queue
-								  : mr__decode_fanotify);
+								  : mr__decode_fanotify,
+				   changes, MR__ARRAY_SIZE(changes));
 		if (k->source == MODEL_FANOTIFY && k->dirty)
 			sweep(ns);
 	} else if (k->source == MODEL_FANOTIFY && k->dirty) {

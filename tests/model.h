@@ -16,6 +16,16 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "alloc.h"
+#include "event.h"
+#include "mirror/mirror.h"
+#include "mirror/mount.h"
+#include "mirror/mountinfo.h"
+#include "namespace.h"
+#include "router/upcalls.h"
+#include "sources/decode.h"
+#include "sources/source.h"
+#include "sub.h"
 
 #define MODEL_MAX_MOUNTS 256
 #define MODEL_MAX_SB 64

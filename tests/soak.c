@@ -23,7 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "mirror/listmount.h"
+#include "mirror/mount.h"
+#include "probe.h"
 #include "testutil.h"
 
 #if defined(__SANITIZE_ADDRESS__)

@@ -15,7 +15,9 @@
 #include <sys/mount.h>
 #include <time.h>
 
-#include "internal.h"
+#include "mirror/listmount.h"
+#include "mirror/mount.h"
+#include "probe.h"
 #include "testutil.h"
 
 #ifndef MR_TEST_SOURCE

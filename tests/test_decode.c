@@ -3,7 +3,7 @@
 #include <string.h>
 #include <sys/fanotify.h>
 
-#include "internal.h"
+#include "sources/decode.h"
 #include "mountrouter-uapi.h"
 #include "testutil.h"
 

@@ -159,8 +159,8 @@ static int test_read_faults(void)
 
 		/* EINTR and EAGAIN: nothing lost, the records come with the next read. */
 		CHECK(model_mount_new(&k, 1, "a", &a) == 0);
-		CHECK(mr__router_records(k.ns, -EINTR, NULL, 0, decode) == -1);
-		CHECK(mr__router_records(k.ns, -EAGAIN, NULL, 0, decode) == -1);
+		CHECK(mr__source_records(k.ns, -EINTR, NULL, 0, decode, NULL, 0) == -1);
+		CHECK(mr__source_records(k.ns, -EAGAIN, NULL, 0, decode, NULL, 0) == -1);
 		CHECK(mr_router_stats(r, &st) == 0 && st.kernel_losses == st0.kernel_losses);
 		CHECK(model_batch(&k, r, views, 3) == 0);
 		CHECK(mr_router_stats(r, &st) == 0 && st.resyncs == st0.resyncs);
@@ -179,7 +179,7 @@ static int test_read_faults(void)
 			CHECK(model_remount(&k, a, 10 + (unsigned)i, i & 1) == 0);
 			CHECK(model_umount(&k, b, true) == 0 || model_mount_new(&k, 1, "x", &b) == 0);
 			k.rec_len = 0;
-			CHECK(mr__router_records(k.ns, errs[i], NULL, 0, decode) == -1);
+			CHECK(mr__source_records(k.ns, errs[i], NULL, 0, decode, NULL, 0) == -1);
 			CHECK(model_batch(&k, r, views, 3) == 0);
 		}
 		CHECK(mr_router_stats(r, &st) == 0 && st.resyncs == st0.resyncs + 4);

@@ -16,7 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "alloc.h"
+#include "mirror/listmount.h"
+#include "mirror/mount.h"
+#include "mirror/mountinfo.h"
+#include "probe.h"
 #include "testutil.h"
 
 #ifndef MS_NOSYMFOLLOW

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "mirror/mirror.h"
+#include "mirror/mount.h"
 #include "testutil.h"
 
 

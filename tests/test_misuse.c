@@ -93,7 +93,7 @@ static int test_wait_stale_wakeup(void)
 	const struct mr_event *ev;
 	struct mr_sub *s;
 
-	CHECK(mr__sub_alloc(NULL, &so, &s) == 0);
+	CHECK(mr__sub_alloc(NULL, -1, &so, &s) == 0);
 	CHECK(mr_sub_fd(s) >= 0); /* arms the wake-up */
 	struct mr__event *e = mr__event_marker(MR_EVENT_OVERRUN);
 	CHECK(e);

@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "alloc.h"
+#include "mirror/mount.h"
+#include "mirror/mountinfo.h"
 #include "testutil.h"
 
 

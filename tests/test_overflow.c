@@ -18,7 +18,8 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "mirror/listmount.h"
+#include "mirror/mount.h"
 #include "testutil.h"
 
 /* The source when none is named: the VM build compiles in watch_mount. */

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "mirror/mount.h"
+#include "mirror/mountinfo_diff.h"
+#include "sources/pass_schedule.h"
 #include "testutil.h"
 
 #define MS 1000000ull

@@ -19,7 +19,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "io/reactor.h"
+#include "probe.h"
+#include "sources/decode.h"
 #include "mountrouter-uapi.h"
 #include "testutil.h"
 

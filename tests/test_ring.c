@@ -9,7 +9,8 @@
 #include <sched.h>
 #include <string.h>
 
-#include "internal.h"
+#include "event.h"
+#include "sub.h"
 #include "testutil.h"
 
 static struct mr__event *numbered(uint64_t seq, uint32_t refs)
@@ -27,7 +28,7 @@ static int test_order_capacity_reserve(void)
 	struct mr_sub *s;
 	const struct mr_event *ev;
 
-	CHECK(mr__sub_alloc(NULL, &o, &s) == 0);
+	CHECK(mr__sub_alloc(NULL, -1, &o, &s) == 0);
 	CHECK(s->capacity == 16);
 	/* 15 usable slots in a 16-slot ck_ring, four held back for markers. */
 	uint64_t n = 0;
@@ -62,8 +63,8 @@ static int test_shared_event_lifetime(void)
 	struct mr_sub *a, *b;
 	const struct mr_event *ea, *eb;
 
-	CHECK(mr__sub_alloc(NULL, &o, &a) == 0);
-	CHECK(mr__sub_alloc(NULL, &o, &b) == 0);
+	CHECK(mr__sub_alloc(NULL, -1, &o, &a) == 0);
+	CHECK(mr__sub_alloc(NULL, -1, &o, &b) == 0);
 	struct mr__event *ev = numbered(7, 2);
 	CHECK(mr__sub_push(a, ev));
 	CHECK(mr__sub_push(b, ev));
@@ -122,7 +123,7 @@ static int test_wake_protocol_threads(void)
 	struct pc pc = {.n = 200000};
 	pthread_t th;
 
-	CHECK(mr__sub_alloc(NULL, &o, &pc.s) == 0);
+	CHECK(mr__sub_alloc(NULL, -1, &o, &pc.s) == 0);
 	CHECK(pthread_create(&th, NULL, consumer, &pc) == 0);
 	for (uint64_t i = 0; i < pc.n;) {
 		/* Bursts of 1..37 events, then one wake check, as the router does per step. */

@@ -17,7 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "probe.h"
 #include "mountrouter-uapi.h"
 #include "testutil.h"
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "probe.h"
 #include "testutil.h"
 
 static const char *best_by_probe(void)

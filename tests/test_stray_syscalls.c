@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "probe.h"
 #include "mountrouter-uapi.h"
 #include "testutil.h"
 

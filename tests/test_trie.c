@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "alloc.h"
+#include "trie.h"
 #include "testutil.h"
 
 /* Subscriptions here are just distinct addresses; the trie never looks inside. */

@@ -191,34 +191,6 @@ void mr__router_change(struct mr__ns *ns, const struct mr__change *c)
 	apply_change(ns, c);
 }
 
-long mr__router_records(struct mr__ns *ns, int res, const void *buf, size_t len,
-			mr__decode_fn decode)
-{
-	mr_router *r = ns->r;
-	uint64_t bad = 0;
-
-	if (res < 0) {
-		if (res != -EAGAIN && res != -EINTR)
-			mr__router_loss(ns);
-		return -1;
-	}
-	mr__router_stamp(r);
-	size_t n = decode(buf, len, r->changes, MR__ARRAY_SIZE(r->changes), &bad);
-	if (bad) {
-		/* A record skipped is a change missed: counted, and the resync finds it. */
-		mr__count(&r->bad_records, bad);
-		mr__router_loss(ns);
-	}
-	for (size_t i = 0; i < n; i++)
-		mr__router_change(ns, &r->changes[i]);
-	return (long)n;
-}
-
-const struct mr__change *mr__router_decoded(const mr_router *r)
-{
-	return r->changes;
-}
-
 void mr__router_recheck(struct mr__ns *ns, uint64_t mnt_id)
 {
 	struct mr__change c = {.kind = MR__CHANGE_RECHECK, .mnt_id = mnt_id};

@@ -29,7 +29,10 @@ static int add_ns_fd(mr_router *r, int nsfd, pid_t pid, uint64_t *ret_ns_id)
 	struct mr__cmd *c;
 	int err;
 
-	err = mr__ns_open(r, nsfd, pid, &ns);
+	err = mr__ns_open(r, nsfd, pid,
+			  &(struct mr__ns_source){.ops = r->ops, .fallback = r->source_auto,
+						  .syscalls = &r->syscalls},
+			  &ns);
 	if (err < 0)
 		return err;
 
@@ -157,7 +160,7 @@ int mr_subscribe(mr_router *r, const struct mr_sub_opts *opts, mr_sub **ret)
 		return -EINVAL;
 	if (o.kinds & ~MR_KINDS_ALL)
 		return -EINVAL;
-	err = mr__sub_alloc(r, &o, &s);
+	err = mr__sub_alloc(r, r->wake_efd, &o, &s);
 	if (err < 0)
 		return err;
 	c = mr__calloc(1, sizeof(*c));

@@ -184,16 +184,6 @@ struct mr__reactor *mr__router_reactor(mr_router *r)
 	return r->re;
 }
 
-const struct mr__source_ops *mr__router_source_ops(mr_router *r)
-{
-	return r->ops;
-}
-
-bool mr__router_source_auto(mr_router *r)
-{
-	return r->source_auto;
-}
-
 const struct mr_opts *mr__router_opts(mr_router *r)
 {
 	return &r->opts;

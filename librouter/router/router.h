@@ -6,14 +6,27 @@
  * route; loop -> commands, recovery; apply -> refresh -> route, recovery;
  * router.c (the object) -> commands, loop.  The counters and accessors of
  * router.c are leaves anyone may call.  Sources and namespaces reach the
- * router only through the mr__router_*() calls in ../internal.h.
+ * router only through the mr__router_*() calls in upcalls.h.
  */
 #ifndef MR_ROUTER_H
 #define MR_ROUTER_H
 
 #include <pthread.h>
 
-#include "../internal.h"
+#include "internal.h"
+#include "alloc.h"
+#include "clock.h"
+#include "event.h"
+#include "io/reactor.h"
+#include "mirror/listmount.h"
+#include "mirror/mirror.h"
+#include "mirror/mount.h"
+#include "namespace.h"
+#include "router/upcalls.h"
+#include "sources/decode.h"
+#include "sources/source.h"
+#include "sub.h"
+#include "trie.h"
 
 enum mr__cmd_kind { MR__CMD_ADD_NS, MR__CMD_DEL_NS, MR__CMD_ADD_SUB, MR__CMD_DEL_SUB };
 
@@ -65,11 +78,6 @@ struct mr_router {
 	struct mr_sub **match;
 	size_t cap_match;
 	uint32_t route_mark;
-	/*
-	 * Decoded records of one read, one array for every namespace: a 16 KiB
-	 * reactor buffer holds at most 2,048 (8-byte watch_queue loss records).
-	 */
-	struct mr__change changes[2048];
 	uint64_t *below;   /* mount IDs under a moved mount */
 	size_t cap_below;
 	uint64_t *same_sb; /* mount IDs of a remounted superblock */
@@ -98,6 +106,9 @@ static inline void mr__count(_Atomic uint64_t *c, uint64_t n)
 }
 
 /* route.c */
+/* A change already resolved to records (apply, refresh, recovery): routed as @kind. */
+void mr__router_emit(struct mr__ns *ns, uint32_t kind, struct mr__mount *old,
+		     struct mr__mount *now, uint32_t flags);
 bool mr__route_in_subtree(const char *path, const char *prefix);
 void mr__route_touch(mr_router *r, struct mr_sub *s);
 void mr__route_mark_overrun(mr_router *r, struct mr_sub *s);
@@ -121,6 +132,8 @@ void mr__recovery_catch_up(mr_router *r);
 void mr__recovery_tell_ns_gone(mr_router *r, struct mr__ns *ns);
 
 /* commands.c */
+/* Wakes the router thread (any thread). */
+void mr__router_kick(mr_router *r);
 void mr__commands_push(mr_router *r, struct mr__cmd *c);
 void mr__commands_run(mr_router *r);
 void mr__commands_run_cb(void *r);

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mirror.c: one namespace's mount table, keyed by mount ID.
+ */
+#ifndef MR_MIRROR_H
+#define MR_MIRROR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mirror/mount.h"
+
+struct mr__sb_ent {
+	uint64_t dev;               /* major << 32 | minor */
+	uint32_t count;             /* mirrored mounts of it; 0: empty slot */
+	uint32_t sb_flags, sb_opts; /* the last record of it stored */
+};
+
+/* A count (and, for superblocks, a digest) per key. */
+struct mr__key_index {
+	struct mr__sb_ent *v;
+	size_t cap, n;
+};
+
+struct mr__mirror {
+	struct mr__mount **slots; /* open addressing, NULL empty, TOMBSTONE deleted */
+	size_t cap, n, used;
+	uint32_t gen;
+	struct mr__key_index sbs;     /* mounts by superblock (mirror.c) */
+	struct mr__key_index parents; /* mounts by parent ID */
+};
+
+int mr__mirror_init(struct mr__mirror *m);
+void mr__mirror_free(struct mr__mirror *m);
+struct mr__mount *mr__mirror_get(const struct mr__mirror *m, uint64_t id);
+/* Whether a mirrored mount has @mnt_id as its parent: O(1). */
+bool mr__mirror_has_children(const struct mr__mirror *m, uint64_t mnt_id);
+/* Inserts or replaces; takes @mnt's reference and drops the replaced one. */
+int mr__mirror_put(struct mr__mirror *m, struct mr__mount *mnt);
+/* Removes and returns the record (the caller owns its reference), or NULL. */
+struct mr__mount *mr__mirror_take(struct mr__mirror *m, uint64_t id);
+
+/*
+ * The superblock digest (sb_flags, sb_opts) of the last mirrored record of
+ * device @major:@minor; false if no mirrored mount shows that superblock.
+ * O(1).
+ */
+bool mr__mirror_sb_get(const struct mr__mirror *m, uint32_t major, uint32_t minor,
+		       uint32_t *ret_sb_flags, uint32_t *ret_sb_opts);
+/* How many ancestors of @mnt the mirror holds (0: the root, or an orphan). */
+uint32_t mr__mirror_depth(const struct mr__mirror *m, const struct mr__mount *mnt);
+/* Sorts @v parents first (tree depth, then path length, then ID); 0 or -ENOMEM. */
+int mr__mirror_sort_parents_first(const struct mr__mirror *m, struct mr__mount **v, size_t n);
+
+/* Visits each mount; stops early if @fn returns non-zero and returns that. */
+int mr__mirror_each(const struct mr__mirror *m, int (*fn)(struct mr__mount *, void *), void *arg);
+
+/*
+ * What a resync found: each change as the old and the new record (old NULL:
+ * a mount appeared; new NULL: it went away; both: it changed).
+ */
+typedef int (*mr__diff_fn)(struct mr__mount *old, struct mr__mount *now, void *arg);
+
+/*
+ * Makes the mirror equal @fresh, calling @fn for every difference before
+ * applying it, in O(n).  The mounts of @fresh are taken over by the mirror
+ * (the table is left empty).  Returns the number of differences.
+ */
+int mr__mirror_sync(struct mr__mirror *m, struct mr__table *fresh, mr__diff_fn fn, void *arg);
+
+#endif /* MR_MIRROR_H */

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mountinfo_diff.c: the lines of mountinfo that changed since the last read.
+ */
+#ifndef MR_MOUNTINFO_DIFF_H
+#define MR_MOUNTINFO_DIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mirror/mount.h"
+
+/* What one mountinfo ID's line was at the last read. */
+struct mr__mi_slot {
+	uint64_t hash; /* 0: no line */
+	uint64_t key;  /* the caller's name for the mount (its mirror ID), 0: unknown */
+	uint32_t gen;  /* the read that last listed it */
+	/*
+	 * The caller's record the line was last judged against (a reference,
+	 * dropped when the slot is cleared): a mirror that changed since
+	 * through another path shows as a different record.
+	 */
+	struct mr__mount *rec;
+};
+
+struct mr__mi_diff {
+	struct mr__mi_slot *slot; /* indexed by mountinfo ID */
+	size_t cap;
+	uint32_t gen;
+	char *buf; /* the file, reused between reads */
+	size_t buf_cap;
+};
+
+struct mr__mi_diff_ops {
+	/*
+	 * A line new (@known false) or changed since the last read, @n bytes
+	 * without its '\n'; @key is what mr__mi_diff_set_key() gave the ID.
+	 */
+	int (*changed)(void *arg, uint32_t id, const char *line, size_t n, struct mr__mi_slot *slot,
+		       bool known);
+	/* A line as it was last time (may be NULL). */
+	int (*same)(void *arg, uint32_t id, const char *line, size_t n, struct mr__mi_slot *slot);
+	/* An ID listed last time and not now (its slot is cleared after). */
+	int (*gone)(void *arg, uint32_t id, struct mr__mi_slot *slot);
+};
+
+/*
+ * Reads the whole file through @fd and calls @ops for each difference from
+ * the last read (every line, the first time or after a reset): O(file) to
+ * read and hash, plus whatever @ops does.  Returns 0, a callback's -errno,
+ * -EINVAL for text that is not mountinfo, or a read's -errno; after an
+ * error the state is unreliable until mr__mi_diff_reset().
+ */
+int mr__mi_diff_run(struct mr__mi_diff *d, int fd, const struct mr__mi_diff_ops *ops, void *arg,
+		    uint64_t *syscalls);
+/* Names the mount behind mountinfo ID @id for later callbacks. 0 or -errno. */
+int mr__mi_diff_set_key(struct mr__mi_diff *d, uint32_t id, uint64_t key);
+/* Forgets every line: the next run reports them all as new. */
+void mr__mi_diff_reset(struct mr__mi_diff *d);
+void mr__mi_diff_free(struct mr__mi_diff *d);
+
+#endif /* MR_MOUNTINFO_DIFF_H */
