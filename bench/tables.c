@@ -184,16 +184,8 @@ long bench_parse_libmount(const char *path)
 
 /* ---- ID tables ---- */
 
-/* The mirror's hash (mix64 in librouter/mirror.c), so both tables probe alike. */
-static unsigned long mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return (unsigned long)x;
-}
+/* The mirror's own hash (mr__mix64, mirror/mirror.h), so both tables probe alike. */
+#define mix64(x) ((unsigned long)mr__mix64(x))
 
 /* A count per key, as the mirror's superblock and parent indexes keep. */
 struct count {

@@ -26,21 +26,6 @@ char mr__mirror_tombstone;
 #define MR__MIRROR_MIN_CAP 64
 #define MR__SB_MIN_CAP 16
 
-/*
- * splitmix64's finaliser (Steele, Lea, Flood, "Fast splittable pseudorandom
- * number generators", OOPSLA 2014): mount IDs are sequential, and linear
- * probing needs their low bits spread or neighbours pile into one run.
- */
-static inline uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
-
 static inline uint64_t dev_of(const struct mr__mount *mnt)
 {
 	return (uint64_t)mnt->pub.dev_major << 32 | mnt->pub.dev_minor;
@@ -78,7 +63,7 @@ static size_t idx_find(const struct mr__key_index *x, uint64_t key)
 {
 	size_t mask = x->cap - 1;
 
-	for (size_t i = mix64(key) & mask;; i = (i + 1) & mask) {
+	for (size_t i = mr__mix64(key) & mask;; i = (i + 1) & mask) {
 		if (!x->v[i].count)
 			return i;
 		if (x->v[i].dev == key)
@@ -97,7 +82,7 @@ static int idx_rehash(struct mr__key_index *x, size_t cap)
 
 		if (!x->v[i].count)
 			continue;
-		for (j = mix64(x->v[i].dev) & (cap - 1); v[j].count; j = (j + 1) & (cap - 1))
+		for (j = mr__mix64(x->v[i].dev) & (cap - 1); v[j].count; j = (j + 1) & (cap - 1))
 			;
 		v[j] = x->v[i];
 	}
@@ -155,7 +140,7 @@ static void idx_del(struct mr__key_index *x, uint64_t key)
 	x->n--;
 	/* Backward shift: pull later members of the run into the hole. */
 	for (j = (i + 1) & mask; x->v[j].count; j = (j + 1) & mask) {
-		size_t home = mix64(x->v[j].dev) & mask;
+		size_t home = mr__mix64(x->v[j].dev) & mask;
 
 		/* Stays if its home lies cyclically in (i, j]. */
 		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
@@ -236,7 +221,7 @@ static size_t find(const struct mr__mirror *m, uint64_t id)
 	size_t mask = m->cap - 1;
 
 	/* Terminates: the load limit keeps at least 30% of slots NULL. */
-	for (size_t i = mix64(id) & mask;; i = (i + 1) & mask) {
+	for (size_t i = mr__mix64(id) & mask;; i = (i + 1) & mask) {
 		struct mr__mount *s = m->slots[i];
 
 		if (!s)
@@ -266,7 +251,7 @@ static int rehash(struct mr__mirror *m, size_t cap)
 
 		if (!s || s == TOMBSTONE)
 			continue;
-		for (j = mix64(s->pub.id) & (cap - 1); slots[j]; j = (j + 1) & (cap - 1))
+		for (j = mr__mix64(s->pub.id) & (cap - 1); slots[j]; j = (j + 1) & (cap - 1))
 			;
 		slots[j] = s;
 	}
@@ -305,7 +290,7 @@ void mr__mirror_put_reserved(struct mr__mirror *m, struct mr__mount *mnt)
 	size_t mask = m->cap - 1, tomb = SIZE_MAX, i;
 	uint64_t id = mnt->pub.id;
 
-	for (i = mix64(id) & mask; m->slots[i]; i = (i + 1) & mask) {
+	for (i = mr__mix64(id) & mask; m->slots[i]; i = (i + 1) & mask) {
 		struct mr__mount *s = m->slots[i];
 
 		if (s == TOMBSTONE) {

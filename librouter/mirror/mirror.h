@@ -11,6 +11,21 @@
 
 #include "mirror/mount.h"
 
+/*
+ * splitmix64's finaliser (Steele, Lea, Flood, "Fast splittable pseudorandom
+ * number generators", OOPSLA 2014): mount IDs are sequential, and linear
+ * probing needs their low bits spread or neighbours pile into one run.
+ */
+static inline uint64_t mr__mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
 struct mr__sb_ent {
 	uint64_t dev;               /* major << 32 | minor */
 	uint32_t count;             /* mirrored mounts of it; 0: empty slot */
