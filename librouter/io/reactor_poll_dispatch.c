@@ -220,23 +220,25 @@ static void pollpri(struct mr__reactor_poll *p, struct mr__watch *w, uint32_t ev
 	}
 }
 
-static void ready(struct mr__reactor_poll *p, struct mr__watch *w)
+/*
+ * Hands what read(2) returned for the read watch @w (@n bytes in p->buf,
+ * or -1 with @err) to its watch.
+ */
+static void ready(struct mr__reactor_poll *p, struct mr__watch *w, ssize_t n, int err)
 {
-	ssize_t n = read(w->fd, p->buf, p->buf_size);
-
 	w->armed = false;
 	p->n_armed--;
 	p->stats.completions++;
 	if (n > 0) {
 		if (!call(p, w, (int)n, p->buf, (size_t)n))
 			return;
-	} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+	} else if (n == 0 || (err != EAGAIN && err != EINTR)) {
 		/*
 		 * An error (EBADF: the fd closed under the router) is reported
 		 * once and the watch not re-armed, as reactor.c does; so is an
 		 * end of file, which would otherwise be reported forever.
 		 */
-		if (call(p, w, n == 0 ? 0 : -errno, p->buf, 0))
+		if (call(p, w, n == 0 ? 0 : -err, p->buf, 0))
 			epoll_ctl(p->epfd, EPOLL_CTL_DEL, w->fd, NULL);
 		return;
 	}
@@ -266,8 +268,22 @@ int mr__reactor_poll_reap(struct mr__reactor_poll *p, void (*before)(void *), vo
 		p->n_evs = n;
 		for (int i = 0; i < n; i++) {
 			void *ptr = p->evs[i].data.ptr;
+			ssize_t got = 0;
+			int err = 0;
+
 			if (!ptr)
 				continue; /* removed by an earlier callback of this batch */
+			/*
+			 * A read watch is read first, as io_uring reads it in the
+			 * kernel before the completion is seen: the router's wake
+			 * eventfd read after @before would swallow the wake-up of a
+			 * command pushed meanwhile, and leave it on the stack.
+			 */
+			bool reads = ptr != &p->tfd && ((struct mr__watch *)ptr)->mode != MR__WATCH_POLLPRI;
+			if (reads) {
+				got = read(((struct mr__watch *)ptr)->fd, p->buf, p->buf_size);
+				err = got < 0 ? errno : 0;
+			}
 			/*
 			 * @before before each one, not once a batch: what a watch
 			 * reports here is read now (a mountinfo pass sees the table
@@ -277,14 +293,14 @@ int mr__reactor_poll_reap(struct mr__reactor_poll *p, void (*before)(void *), vo
 			if (before)
 				before(arg);
 			if (!p->evs[i].data.ptr)
-				continue;
+				continue; /* @before removed it: what was read was its own */
 			p->evs[i].data.ptr = NULL;
 			if (ptr == &p->tfd)
 				fire_timers(p);
-			else if (((struct mr__watch *)ptr)->mode == MR__WATCH_POLLPRI)
-				pollpri(p, ptr, p->evs[i].events);
+			else if (reads)
+				ready(p, ptr, got, err);
 			else
-				ready(p, ptr);
+				pollpri(p, ptr, p->evs[i].events);
 		}
 		p->n_evs = 0;
 		total += n;
