@@ -36,9 +36,16 @@ The case a real host lives in: N tmpfs mounts in a private mount namespace,
 then one change at a time ($changes of each kind, 30 ms apart, each waited for
 until the watcher holds it), each watcher in a child process of its own,
 started once the watcher is quiet. The watchers take turns, $rounds rounds
-in one run: CPU and syscalls are the median of the rounds, latencies
-the percentiles of all rounds together. CPU is that of all the watcher's threads
-(its process CPU clock, \`clock_getcpuclockid()\`), per change; syscalls are the ones the
+in one run. CPU is what one change cost all the watcher's threads (its
+process CPU clock, \`clock_getcpuclockid()\`, from before the syscall to the
+end of the quiet interval after it), the median over every change of every
+round, so that a change during which the host took the CPU away does not
+move the figure. The driver runs on the first CPU and every watcher on the
+last, so each is woken across CPUs the same way every round. Even so the
+whole machine drifts: the floor's mount was seen at 24 us in one run and 66
+us in the next, so only ratios within one run mean anything.
+Syscalls are the median of the rounds, latencies the percentiles of all
+rounds together; syscalls are the ones the
 library counted (io_uring_enter included); latency runs from the syscall's
 return to the watcher holding the change (0 when the kernel posted it
 before the syscall returned). The floor is a bare loop that reads one

@@ -15,17 +15,21 @@
  * the watcher holds it, then moved, bind-mounted, remounted read-only,
  * changed with mount_setattr(2) and unmounted, the same way.  Per watcher,
  * table size and kind of change: the CPU time of all the watcher's threads
- * per change (its process CPU clock, nanoseconds), the
- * syscalls its library counted per change, and the latency from the
+ * that one change cost (its process CPU clock from before the syscall to
+ * the end of the quiet interval after it), the median over the changes;
+ * the syscalls its library counted per change; and the latency from the
  * syscall's return to the watcher holding the change (p50, p99).  The
+ * median, not the mean: on a shared VM a change now and then loses the
+ * CPU to the host midway, and a mean carries that change's cost.  The
  * floor watcher sees only attach and detach, as fanotify does.  A watcher
  * this kernel cannot run (watch_mount anywhere but the project's kernel) gets
  * one row per table size saying so and why, and a "skipped" JSON line,
  * never figures.
  *
  * --rounds R runs the watchers R times in turn (floor, router, poller,
- * floor, router, poller, ...) and reports per cell the median of the rounds'
- * CPU and syscalls and the percentiles of all rounds' latencies together:
+ * floor, router, poller, ...) and reports per cell the median of all
+ * rounds' changes' CPU, the median of the rounds' syscalls and the
+ * percentiles of all rounds' latencies together:
  * on a shared machine the load drifts over a minute, and a ratio of two
  * figures taken a minute apart measures the drift as much as the watchers.
  */
@@ -118,6 +122,25 @@ static uint64_t tree_cpu_ns(pid_t pid)
 	return total;
 }
 
+/*
+ * Pins the calling process (and the threads it makes later) to @cpu, if
+ * this machine has it.  The driver runs on the first CPU and each watcher
+ * on the last: every watcher is then woken across CPUs, the same way each
+ * time, instead of wherever the scheduler placed it that round, which on
+ * two CPUs moved a watcher's cost per change by 2-3x from round to round.
+ */
+static void pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		fprintf(stderr, "single_change: not pinned to CPU %d: %s\n", cpu, strerror(errno));
+}
+
 static int op(enum kind k, unsigned i)
 {
 	char a[512], b[512];
@@ -165,17 +188,19 @@ static int cmp_u64(const void *a, const void *b)
 struct cell {
 	unsigned n, missed;  /* latencies held in lat[], changes never seen */
 	uint64_t *lat;       /* changes * rounds */
-	double cpu_us[64], syscalls[64]; /* per round */
+	unsigned n_cpu;      /* CPU samples held in cpu_us[] */
+	double *cpu_us;      /* each change's, changes * rounds */
+	double syscalls[64]; /* per round */
 };
 
 /* One kind of change, --changes times, for the watcher in @pid: round @r of @c. */
 static void measure(enum watcher w, pid_t pid, struct seen *seen, enum kind k, unsigned r,
 		    struct cell *c)
 {
-	uint64_t cpu0 = tree_cpu_ns(pid), sys0 = atomic_load(&seen->syscalls);
+	uint64_t sys0 = atomic_load(&seen->syscalls);
 
 	for (unsigned i = 0; i < changes; i++) {
-		uint64_t before = atomic_load(&seen->count);
+		uint64_t before = atomic_load(&seen->count), cpu0 = tree_cpu_ns(pid);
 		if (op(k, i) < 0)
 			die(kind_name[k]);
 		uint64_t t = now_ns(), deadline = t + 5000000000ull;
@@ -198,8 +223,8 @@ static void measure(enum watcher w, pid_t pid, struct seen *seen, enum kind k, u
 			c->missed++;
 		/* Quiet between changes: whatever the watcher does after, it does now. */
 		usleep(interval_ms * 1000);
+		c->cpu_us[c->n_cpu++] = (double)(tree_cpu_ns(pid) - cpu0) / 1e3;
 	}
-	c->cpu_us[r] = (double)(tree_cpu_ns(pid) - cpu0) / 1e3 / changes;
 	c->syscalls[r] = (double)(atomic_load(&seen->syscalls) - sys0) / changes;
 }
 
@@ -209,13 +234,22 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static double median(const double *v, unsigned n)
+/* Sorts @v in place. */
+static double median(double *v, unsigned n)
 {
-	double s[64];
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
-	memcpy(s, v, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+static double mean(const double *v, unsigned n)
+{
+	double sum = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		sum += v[i];
+	return n ? sum / n : 0;
 }
 
 static double percentile_us(struct cell *c, unsigned pct)
@@ -311,6 +345,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	/* One CPU: nothing to pin apart. */
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int watcher_cpu = cpus > 1 ? (int)cpus - 1 : -1;
+	pin_to(cpus > 1 ? 0 : -1);
+
 	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		die("private mount namespace");
 	strcpy(root, "/tmp/single_change.XXXXXX");
@@ -359,7 +398,8 @@ int main(int argc, char **argv)
 	static struct cell cells[W__N][K__N];
 	for (int w = 0; w < W__N; w++)
 		for (int k = 0; k < K__N; k++)
-			if (!(cells[w][k].lat = calloc((size_t)changes * rounds, sizeof(uint64_t))))
+			if (!(cells[w][k].lat = calloc((size_t)changes * rounds, sizeof(uint64_t))) ||
+			    !(cells[w][k].cpu_us = calloc((size_t)changes * rounds, sizeof(double))))
 				die("calloc");
 	for (unsigned s = 0; s < n_sizes; s++) {
 		for (; built < sizes[s]; built++) {
@@ -370,7 +410,7 @@ int main(int argc, char **argv)
 		bool ran[W__N] = {false};
 		for (int w = 0; w < W__N; w++) {
 			for (int k = 0; k < K__N; k++)
-				cells[w][k].n = cells[w][k].missed = 0;
+				cells[w][k].n = cells[w][k].missed = cells[w][k].n_cpu = 0;
 			if (w == W_FINDMNT && sizes[s] > findmnt_max)
 				continue;
 			if (left_out[w]) {
@@ -399,6 +439,7 @@ int main(int argc, char **argv)
 					die("fork");
 				if (pid == 0) {
 					prctl(PR_SET_PDEATHSIG, SIGKILL);
+					pin_to(watcher_cpu);
 					watcher_run((enum watcher)w, root, seen);
 				}
 				for (int t = 0; t < 60000 && !atomic_load(&seen->ready); t++)
@@ -418,7 +459,8 @@ int main(int argc, char **argv)
 				if (k == K_PROPAGATION && !propagation)
 					continue;
 				struct cell *c = &cells[w][k];
-				double cpu = median(c->cpu_us, rounds), sys = median(c->syscalls, rounds);
+				double cpu_mean = mean(c->cpu_us, c->n_cpu);
+				double cpu = median(c->cpu_us, c->n_cpu), sys = median(c->syscalls, rounds);
 				double p50 = percentile_us(c, 50), p99 = percentile_us(c, 99);
 				bool seen_kind = sees((enum watcher)w, (enum kind)k);
 				if (!seen_kind)
@@ -432,12 +474,12 @@ int main(int argc, char **argv)
 				if (js)
 					fprintf(js,
 						"{\"mounts\":%u,\"watcher\":\"%s\",\"kind\":\"%s\","
-						"\"sees\":%s,\"cpu_us\":%.2f,\"syscalls\":%.2f,"
-						"\"p50_us\":%.2f,\"p99_us\":%.2f,\"missed\":%u,"
-						"\"rounds\":%u}\n",
+						"\"sees\":%s,\"cpu_us\":%.2f,\"cpu_mean_us\":%.2f,"
+						"\"syscalls\":%.2f,\"p50_us\":%.2f,\"p99_us\":%.2f,"
+						"\"missed\":%u,\"rounds\":%u}\n",
 						sizes[s], watcher_name[w], kind_name[k],
-						seen_kind ? "true" : "false", cpu, sys, p50, p99, c->missed,
-						rounds);
+						seen_kind ? "true" : "false", cpu, cpu_mean, sys, p50, p99,
+						c->missed, rounds);
 			}
 		}
 	}
