@@ -26,6 +26,13 @@ kinds_vs_floor() { # WATCHER MOUNTS: "mount 1.2x, umount 1.1x, ..." against the 
 	done
 	echo "$out"
 }
+sizes_vs_floor() { # WATCHER: "1000 1.2x, 3000 1.1x, ..." a mount against the floor's
+	local n out=""
+	for n in $(jq -s 'map(.mounts) | unique | .[]' "$in"); do
+		out+="${out:+, }$n $(ratio "$(cell "$1" mount $n cpu_us)" "$(cell "$floor" mount $n cpu_us)")"
+	done
+	echo "$out"
+}
 mid=10000
 [[ $(cell "$floor" mount $mid cpu_us) != "?" ]] || mid=$big
 
@@ -42,8 +49,8 @@ end of the quiet interval after it), the median over every change of every
 round, so that a change during which the host took the CPU away does not
 move the figure. The driver runs on the first CPU and every watcher on the
 last, so each is woken across CPUs the same way every round. Even so the
-whole machine drifts: the floor's mount was seen at 24 us in one run and 66
-us in the next, so only ratios within one run mean anything.
+whole machine drifts: the floor's mount was seen at 24 us in one run and 67
+us in another within the hour, so only ratios within one run mean anything.
 Syscalls are the median of the rounds, latencies the percentiles of all
 rounds together; syscalls are the ones the
 library counted (io_uring_enter included); latency runs from the syscall's
@@ -72,6 +79,10 @@ Read from the run (the machine is shared: compare rows of this run):
   asking for every kind $(kinds_vs_floor "$fan" $mid) (on a kernel without
   FAN_MNT_ATTR_CHANGE it also polls mountinfo: one more completion and one
   io_uring_enter to poll again per attach or detach);
+- a mount against the floor at each table size (figures this small move
+  with the machine: the floor's own row moves from size to size too): on
+  one thread, every kind
+  $(sizes_vs_floor "$fan"); mount/umount/move only $(sizes_vs_floor "$topo");
 - flat: the one-thread router's mount at $big mounts against 1,000:
   $(ratio "$(cell "$fan" mount $big cpu_us)" "$(cell "$fan" mount 1000 cpu_us)") (mount/umount/move only:
   $(ratio "$(cell "$topo" mount $big cpu_us)" "$(cell "$topo" mount 1000 cpu_us)")); the floor's
