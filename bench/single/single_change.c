@@ -126,8 +126,8 @@ static uint64_t tree_cpu_ns(pid_t pid)
  * Pins the calling process (and the threads it makes later) to @cpu, if
  * this machine has it.  The driver runs on the first CPU and each watcher
  * on the last: every watcher is then woken across CPUs, the same way each
- * time, instead of wherever the scheduler placed it that round, which on
- * two CPUs moved a watcher's cost per change by 2-3x from round to round.
+ * time, instead of wherever the scheduler placed it, which on two CPUs
+ * moved the floor's cost per change by 2-3x from one run to the next.
  */
 static void pin_to(int cpu)
 {
