@@ -323,7 +323,8 @@ struct mr_stats {
 	uint64_t resync_ns_total; /* time spent in resyncs */
 	uint64_t resync_cpu_ns_total; /* router CPU time spent in them */
 	uint64_t sweeps;         /* table sweeps for changes the source cannot name
-				    (fanotify: remounts, mount_setattr) */
+				    (fanotify: remounts, mount_setattr;
+				    mountinfo: every read of the file) */
 	uint64_t sweep_ns_total; /* router CPU time spent in them */
 };
 
@@ -367,6 +368,13 @@ MR_EXPORT int mr_router_stats(const mr_router *r, struct mr_stats *ret_stats);
  * While no subscriber of a namespace asks for them the source does not
  * poll mountinfo (one wake-up a change instead of two) and reads it only
  * to take a SNAPSHOT, so that the snapshot is right.
+ *
+ * The mountinfo source reads the whole file for every change, and while
+ * changes keep coming it reads at most half the time: a read that took T
+ * (~10 ms at 10,000 mounts) is not followed by the next until T after it
+ * ends.  A lone change is read at once; a change within T of the end of the
+ * previous read comes up to T later.  Taking a SNAPSHOT makes a read put
+ * off at once.
  */
 struct mr_sub_opts {
 	size_t size;         /* sizeof(struct mr_sub_opts) (every field is read) */

@@ -551,6 +551,76 @@ static int test_reparent(void)
 	return 0;
 }
 
+/*
+ * Changes made back to back, without waiting: every one is reported once.
+ * The mountinfo source spaces its reads (a read waits for the previous
+ * one's duration) and so answers most of these POLLPRIs with a later read;
+ * nothing may be lost doing so.
+ */
+#define BURST 64
+
+static int collect_burst(mr_sub *s, uint32_t kind, unsigned n_expected, const char *what)
+{
+	bool seen[BURST + 1] = {false};
+	char p[512];
+
+	for (unsigned got = 0; got < n_expected; got++) {
+		const struct mr_event *ev = tu_next(s, WAIT_MS, false);
+		int i = -1;
+
+		if (!ev) {
+			fprintf(stderr, "%s: timed out after %u of %u events\n", what, got, n_expected);
+			return T_EXIT_FAIL;
+		}
+		if (!strcmp(ev->path, at("burst")))
+			i = BURST;
+		for (int k = 0; k < BURST && i < 0; k++) {
+			snprintf(p, sizeof(p), "burst/b%d", k);
+			if (!strcmp(ev->path, at(p)))
+				i = k;
+		}
+		if (ev->kind != kind || i < 0 || seen[i]) {
+			fprintf(stderr, "%s: unexpected %s %s\n", what, mr_event_kind_name(ev->kind),
+				ev->path);
+			mr_event_unref(ev);
+			return T_EXIT_FAIL;
+		}
+		seen[i] = true;
+		mr_event_unref(ev);
+	}
+	return 0;
+}
+
+static int test_burst(void)
+{
+	mr_sub *s = subscribe("burst", MR_KIND(MR_EVENT_MOUNT) | MR_KIND(MR_EVENT_UNMOUNT), 0, 0);
+	struct mr_stats before, after;
+	char p[512];
+
+	CHECK(s && tu_mkdir(at("burst")) == 0);
+	CHECK(mount("burst", at("burst"), "tmpfs", 0, "size=1m") == 0);
+	EXPECT(s, MR_EVENT_MOUNT, "burst", NULL);
+	for (int k = 0; k < BURST; k++) {
+		snprintf(p, sizeof(p), "burst/b%d", k);
+		CHECK(tu_mkdir(at(p)) == 0);
+	}
+	mr_router_stats(router, &before);
+	for (int k = 0; k < BURST; k++) {
+		snprintf(p, sizeof(p), "burst/b%d", k);
+		CHECK(mount("b", at(p), "tmpfs", 0, "size=1m") == 0);
+	}
+	CHECK(collect_burst(s, MR_EVENT_MOUNT, BURST, "mounts") == 0);
+	mr_router_stats(router, &after);
+	fprintf(stderr, "%d mounts back to back: %llu table reads\n", BURST,
+		(unsigned long long)(after.sweeps - before.sweeps));
+	QUIET(s);
+	CHECK(umount2(at("burst"), MNT_DETACH) == 0);
+	CHECK(collect_burst(s, MR_EVENT_UNMOUNT, BURST + 1, "unmounts") == 0);
+	QUIET(s);
+	mr_unsubscribe(s);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct mr_opts o = {.size = sizeof(o)};
@@ -580,6 +650,7 @@ int main(int argc, char **argv)
 	fail |= RUN(test_stalled_subscriber);
 	fail |= RUN(test_readonly_binds);
 	fail |= RUN(test_reparent);
+	fail |= RUN(test_burst);
 
 	struct mr_stats st;
 	mr_router_stats(router, &st);

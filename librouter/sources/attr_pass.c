@@ -150,7 +150,7 @@ static const struct mr__mi_diff_ops pass_ops = {.changed = line_changed, .same =
 int mr__attr_pass_run(struct mr__attr_pass *p, struct mr__ns *ns)
 {
 	struct run r = {.p = p, .ns = ns};
-	uint64_t t0 = mr__now_ns(), calls = 0;
+	uint64_t cpu0 = mr__thread_cpu_ns(), calls = 0;
 	int err;
 
 	mr__router_stamp(ns->r);
@@ -167,6 +167,6 @@ int mr__attr_pass_run(struct mr__attr_pass *p, struct mr__ns *ns)
 	} else {
 		p->ok = true;
 	}
-	mr__router_count_sweep(ns->r, mr__now_ns() - t0);
+	mr__router_count_sweep(ns->r, mr__thread_cpu_ns() - cpu0);
 	return err;
 }

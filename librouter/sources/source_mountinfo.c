@@ -8,6 +8,14 @@
  * cannot say what happened between two reads: changes that cancel out are
  * not seen, and IDs are mountinfo's reused 32-bit IDs.  The kernel never
  * drops anything here, so there is no loss signal.
+ *
+ * While changes keep coming, reads are spaced so that reading takes at most
+ * half the time: a read that took T is followed by the next no sooner than
+ * T after it ends.  A change made while nothing else is changing is read at
+ * once; in a storm a change waits at most one read's time more, and the
+ * source reads about half as often as a poller that re-reads at every
+ * POLLPRI (each read also holds off the writers of the mount table: the
+ * kernel formats the file under namespace_sem).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +23,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "io/reactor.h"
 #include "mirror/mirror.h"
 #include "mirror/mount.h"
@@ -29,6 +38,9 @@ struct mi_state {
 	struct mr__ns *ns;
 	int fd;
 	struct mr__watch watch;
+	struct mr__source_timer timer; /* the next read, when it must wait */
+	bool pending;                  /* a POLLPRI not yet answered by a read */
+	uint64_t next_read_ns;         /* no read before this (CLOCK_MONOTONIC) */
 	struct mr__mi_diff diff;
 	struct mr__mountinfo_scratch scratch;
 	struct mr__table fresh; /* lines new or changed in this read */
@@ -99,19 +111,18 @@ static int mi_read_table(struct mr__ns *ns, struct mr__table *ret)
 	return 0;
 }
 
-static void on_pollpri(struct mr__watch *w, int res, const void *buf, size_t len)
+/* Reads the file and routes what changed since the last read. */
+static void read_changes(struct mi_state *st)
 {
-	struct mi_state *st = w->owner;
-	uint64_t calls = 0;
+	uint64_t calls = 0, t0 = mr__now_ns(), cpu0 = mr__thread_cpu_ns();
 	int err;
 
-	(void)buf;
-	(void)len;
-	if (res < 0)
-		return;
+	st->pending = false;
 	mr__router_stamp(st->ns->r);
 	err = mr__mi_diff_run(&st->diff, st->fd, &diff_ops, st, &calls);
 	mr__router_count_syscalls(st->ns->r, calls);
+	/* Every read here is a read of the whole table: counted as a sweep. */
+	mr__router_count_sweep(st->ns->r, mr__thread_cpu_ns() - cpu0);
 	/* Children go before their parents, and come after them. */
 	if (!err)
 		err = mr__order_parents_first(st->gone.v, st->gone.n, true);
@@ -122,16 +133,62 @@ static void on_pollpri(struct mr__watch *w, int res, const void *buf, size_t len
 		mr__table_clear(&st->fresh);
 		mr__table_clear(&st->gone);
 		mr__router_loss(st->ns);
+	} else {
+		for (size_t i = 0; i < st->gone.n; i++)
+			mr__router_remove(st->ns, st->gone.v[i]->pub.id);
+		for (size_t i = 0; i < st->fresh.n; i++) {
+			mr__router_update(st->ns, st->fresh.v[i]);
+			st->fresh.v[i] = NULL;
+		}
+		st->fresh.n = 0;
+		mr__table_clear(&st->gone);
+	}
+	uint64_t end = mr__now_ns();
+	st->next_read_ns = end + (end - t0);
+}
+
+static void on_pollpri(struct mr__watch *w, int res, const void *buf, size_t len)
+{
+	struct mi_state *st = w->owner;
+
+	(void)buf;
+	(void)len;
+	if (res >= 0)
+		st->pending = true; /* read in mi_after_batch, now or when due */
+}
+
+static void on_timer(struct mr__watch *w, int res, const void *buf, size_t len)
+{
+	struct mi_state *st = w->owner;
+
+	(void)res;
+	(void)buf;
+	(void)len;
+	st->timer.armed = false;
+}
+
+static void mi_after_batch(struct mr__ns *ns)
+{
+	struct mi_state *st = ns->src;
+	uint64_t now;
+
+	if (!st->pending)
 		return;
-	}
-	for (size_t i = 0; i < st->gone.n; i++)
-		mr__router_remove(st->ns, st->gone.v[i]->pub.id);
-	for (size_t i = 0; i < st->fresh.n; i++) {
-		mr__router_update(st->ns, st->fresh.v[i]);
-		st->fresh.v[i] = NULL;
-	}
-	st->fresh.n = 0;
-	mr__table_clear(&st->gone);
+	now = mr__now_ns();
+	if (now >= st->next_read_ns)
+		read_changes(st);
+	else
+		mr__source_timer_arm(&st->timer, mr__router_reactor(ns->r), st->next_read_ns - now,
+				     now);
+}
+
+/* Before a snapshot: a read put off is made now, so the snapshot is current. */
+static void mi_settle(struct mr__ns *ns)
+{
+	struct mi_state *st = ns->src;
+
+	if (st->pending)
+		read_changes(st);
 }
 
 static int mi_open(struct mr__ns *ns)
@@ -163,7 +220,9 @@ static int mi_start(struct mr__ns *ns, struct mr__reactor *re)
 
 	st->watch = (struct mr__watch){.fd = st->fd, .mode = MR__WATCH_POLLPRI, .fn = on_pollpri,
 				       .owner = st, .release = mr__source_watch_released};
-	st->base.live = 1;
+	st->timer.watch = (struct mr__watch){.mode = MR__WATCH_TIMER, .fd = -1, .fn = on_timer,
+					     .owner = st, .release = mr__source_watch_released};
+	st->base.live = 2;
 	return mr__reactor_add(re, &st->watch);
 }
 
@@ -183,7 +242,7 @@ static void mi_close(struct mr__ns *ns, struct mr__reactor *re)
 		return;
 	ns->src = NULL;
 	st->ns = NULL;
-	mr__source_end(&st->base, re, (struct mr__watch *const[]){&st->watch}, 1);
+	mr__source_end(&st->base, re, (struct mr__watch *const[]){&st->watch, &st->timer.watch}, 2);
 }
 
 const struct mr__source_ops mr__source_mountinfo = {
@@ -191,6 +250,8 @@ const struct mr__source_ops mr__source_mountinfo = {
 	.probe = mi_probe,
 	.open = mi_open,
 	.start = mi_start,
+	.after_batch = mi_after_batch,
+	.settle = mi_settle,
 	.read_table = mi_read_table,
 	.lookup = mi_lookup,
 	.close = mi_close,
