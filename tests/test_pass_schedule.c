@@ -1,18 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pass_schedule.c: when a source that cannot name the mount a remount
- * changed reads the whole table, and mountinfo_diff.c, the line differ a
- * pass reads through.  No kernel: times are given.  Label: unit.
+ * changed reads the whole table, and order.c, which puts parents before
+ * their children.  No kernel: times are given.  Label: unit.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "mirror/mount.h"
-#include "mirror/mountinfo_diff.h"
 #include "sources/pass_schedule.h"
 #include "testutil.h"
 
@@ -192,102 +189,6 @@ static int test_duty_bound(void)
 	return 0;
 }
 
-/* ---- the differ ---- */
-
-struct seen_lines {
-	int changed, known, same, gone;
-	uint32_t last_id;
-};
-
-static int on_changed(void *arg, uint32_t id, const char *line, size_t n, struct mr__mi_slot *s,
-		      bool known)
-{
-	struct seen_lines *v = arg;
-
-	(void)line;
-	(void)n;
-	(void)s;
-	v->changed++;
-	v->known += known;
-	v->last_id = id;
-	return 0;
-}
-
-static int on_same(void *arg, uint32_t id, const char *line, size_t n, struct mr__mi_slot *s)
-{
-	(void)id;
-	(void)line;
-	(void)n;
-	(void)s;
-	((struct seen_lines *)arg)->same++;
-	return 0;
-}
-
-static int on_gone(void *arg, uint32_t id, struct mr__mi_slot *s)
-{
-	struct seen_lines *v = arg;
-
-	(void)s;
-	v->gone++;
-	v->last_id = id;
-	return 0;
-}
-
-static const struct mr__mi_diff_ops ops = {.changed = on_changed, .same = on_same,
-					   .gone = on_gone};
-
-/* Writes @text to a file and runs the differ over it. */
-static int run_on(struct mr__mi_diff *d, const char *text, struct seen_lines *v)
-{
-	char path[] = "/tmp/mr-diff.XXXXXX";
-	int fd = mkstemp(path);
-
-	if (fd < 0)
-		return -errno;
-	unlink(path);
-	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
-		close(fd);
-		return -EIO;
-	}
-	*v = (struct seen_lines){0};
-	int err = mr__mi_diff_run(d, fd, &ops, v, NULL);
-	close(fd);
-	return err;
-}
-
-static int test_diff(void)
-{
-	struct mr__mi_diff d = {0};
-	struct seen_lines v;
-	const char *a = "20 1 0:5 / / rw - tmpfs t rw\n"
-			"21 20 0:6 / /a rw shared:1 - tmpfs a rw,size=1k\n"
-			"22 20 0:7 / /b rw - tmpfs b rw\n";
-
-	CHECK(run_on(&d, a, &v) == 0);
-	CHECK(v.changed == 3 && v.known == 0 && v.same == 0 && v.gone == 0);
-	CHECK(run_on(&d, a, &v) == 0);
-	CHECK(v.changed == 0 && v.same == 3);
-	/* /a read-only, /b gone, /c new (its ID reused later) */
-	const char *b = "20 1 0:5 / / rw - tmpfs t rw\n"
-			"21 20 0:6 / /a ro shared:1 - tmpfs a rw,size=1k\n"
-			"23 20 0:8 / /c rw - tmpfs c rw\n";
-	CHECK(run_on(&d, b, &v) == 0);
-	CHECK(v.changed == 2 && v.known == 1 && v.same == 1 && v.gone == 1 && v.last_id == 22);
-	/* A reused ID with another line is a changed, known line. */
-	const char *c = "20 1 0:5 / / rw - tmpfs t rw\n"
-			"21 20 0:6 / /a ro shared:1 - tmpfs a rw,size=1k\n"
-			"23 20 0:9 / /d rw - tmpfs d rw\n";
-	CHECK(run_on(&d, c, &v) == 0);
-	CHECK(v.changed == 1 && v.known == 1 && v.last_id == 23);
-	/* Not mountinfo: an error, and nothing trusted until a reset. */
-	CHECK(run_on(&d, "x y z\n", &v) == -EINVAL);
-	CHECK(run_on(&d, "20 1 0:5 / / rw - tmpfs t rw", &v) == -EINVAL); /* no '\n' */
-	mr__mi_diff_reset(&d);
-	CHECK(run_on(&d, a, &v) == 0 && v.changed == 3 && v.known == 0);
-	mr__mi_diff_free(&d);
-	return 0;
-}
-
 /* ---- parents first ---- */
 
 static struct mr__mount *mk(uint64_t id, uint64_t parent, const char *path)
@@ -324,7 +225,6 @@ int main(void)
 	fail |= RUN(test_burst_verified);
 	fail |= RUN(test_coalesced_storm);
 	fail |= RUN(test_duty_bound);
-	fail |= RUN(test_diff);
 	fail |= RUN(test_order);
 	return fail ? T_EXIT_FAIL : T_EXIT_PASS;
 }

@@ -9,9 +9,13 @@
  * formats ~1.2 MB in ~12 ms, and parsing it into records costs as much
  * again; hashing it costs ~0.3 ms (bench: single_change, mountinfo rows).
  *
- * mountinfo IDs are small integers the kernel reuses (an IDA, fs/namespace.c
- * mnt_alloc_id()), so the last hashes live in an array indexed by ID, grown
- * to the largest ID seen.  A reused ID shows up as a changed line.
+ * The last hashes live in a table keyed by mountinfo ID (open addressing,
+ * linear probing), sized to the namespace's own lines.  Not an array
+ * indexed by ID: IDs come from one allocator for the whole system
+ * (fs/namespace.c mnt_alloc_id()), so a namespace of 20 mounts on a host
+ * that made 30,000 would pay for 30,000 slots, and a router watching 1,000
+ * namespaces for a billion bytes (bench: ns_scale).  A reused ID shows up
+ * as a changed line.
  */
 #include <errno.h>
 #include <string.h>
@@ -21,12 +25,15 @@
 #include "mirror/mount.h"
 #include "mirror/mountinfo.h"
 
-/* IDs above this are not mountinfo IDs (the IDA counts from 1, densely). */
+/* IDs above this are not mountinfo IDs (the IDA hands them out densely from 0). */
 #define MI_ID_MAX (1u << 28)
+/* The smallest table: 2 KiB, room for 32 lines at the load below. */
+#define CAP_MIN 64u
 
 /*
  * A 64-bit multiply-xorshift hash over 8-byte words: a changed line changes
- * its hash except with probability ~2^-64.  Never 0, which marks a free slot.
+ * its hash except with probability ~2^-64.  Never 0, which marks a slot
+ * with no line.
  */
 static uint64_t line_hash(const char *p, size_t n)
 {
@@ -44,46 +51,118 @@ static uint64_t line_hash(const char *p, size_t n)
 	return h | 1;
 }
 
-static int grow(struct mr__mi_diff *d, uint32_t id)
+/* Where @id's probe starts: IDs are dense, so a multiplicative spread. */
+static size_t home(const struct mr__mi_diff *d, uint32_t id)
 {
-	size_t cap = d->cap ? d->cap : 1024;
-	struct mr__mi_slot *v;
+	uint64_t h = id * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h ^ h >> 32) & (d->cap - 1);
+}
+
+/* @id's slot, or NULL. */
+static struct mr__mi_slot *find(const struct mr__mi_diff *d, uint32_t id)
+{
+	if (!d->cap)
+		return NULL;
+	for (size_t i = home(d, id);; i = (i + 1) & (d->cap - 1)) {
+		if (!d->slot[i].tag)
+			return NULL;
+		if (d->slot[i].tag == id + 1)
+			return &d->slot[i];
+	}
+}
+
+/* Puts @s in an empty place of a table with room (no check for a twin). */
+static void place(struct mr__mi_diff *d, const struct mr__mi_slot *s)
+{
+	size_t i = home(d, s->tag - 1);
+
+	while (d->slot[i].tag)
+		i = (i + 1) & (d->cap - 1);
+	d->slot[i] = *s;
+}
+
+/* Moves every slot into a table of @cap places (a power of two, > 2 n). */
+static int resize(struct mr__mi_diff *d, size_t cap)
+{
+	struct mr__mi_slot *old = d->slot, *v = mr__calloc(cap, sizeof(*v));
+	size_t old_cap = d->cap;
+
+	if (!v)
+		return -ENOMEM;
+	d->slot = v;
+	d->cap = cap;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].tag)
+			place(d, &old[i]);
+	mr__free(old);
+	return 0;
+}
+
+/* @id's slot, made empty if it had none.  At most half the places are used. */
+static int get(struct mr__mi_diff *d, uint32_t id, struct mr__mi_slot **ret)
+{
+	struct mr__mi_slot *s;
+	int err;
 
 	if (id >= MI_ID_MAX)
 		return -EINVAL;
-	while (cap <= id)
-		cap *= 2;
-	v = mr__realloc(d->slot, cap * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	memset(v + d->cap, 0, (cap - d->cap) * sizeof(*v));
-	d->slot = v;
-	d->cap = cap;
+	s = find(d, id);
+	if (!s) {
+		if (2 * (d->n + 1) > d->cap &&
+		    (err = resize(d, d->cap ? 2 * d->cap : CAP_MIN)) < 0)
+			return err;
+		place(d, &(struct mr__mi_slot){.tag = id + 1});
+		d->n++;
+		s = find(d, id);
+	}
+	*ret = s;
 	return 0;
+}
+
+/*
+ * Empties place @i and closes the gap behind it (backward shift: each
+ * later slot of the run that may sit in the hole moves into it), so that
+ * a probe never stops short at a hole.  Slots from after @i may land at
+ * @i; none that comes after @i in a walk lands before it.
+ */
+static void erase(struct mr__mi_diff *d, size_t i)
+{
+	size_t mask = d->cap - 1;
+
+	if (d->slot[i].rec)
+		mr__mount_unref(d->slot[i].rec);
+	for (size_t j = (i + 1) & mask; d->slot[j].tag; j = (j + 1) & mask) {
+		size_t h = home(d, d->slot[j].tag - 1);
+		/* Stays if its home lies cyclically in (i, j]. */
+		if (((j - h) & mask) < ((j - i) & mask))
+			continue;
+		d->slot[i] = d->slot[j];
+		i = j;
+	}
+	d->slot[i] = (struct mr__mi_slot){0};
+	d->n--;
 }
 
 int mr__mi_diff_set_key(struct mr__mi_diff *d, uint32_t id, uint64_t key)
 {
-	if (id >= d->cap) {
-		int err = grow(d, id);
-		if (err < 0)
-			return err;
-	}
-	d->slot[id].key = key;
-	return 0;
-}
+	struct mr__mi_slot *s;
+	int err = get(d, id, &s);
 
-static void slot_clear(struct mr__mi_slot *s)
-{
-	if (s->rec)
-		mr__mount_unref(s->rec);
-	*s = (struct mr__mi_slot){0};
+	if (err < 0)
+		return err;
+	s->key = key;
+	return 0;
 }
 
 void mr__mi_diff_reset(struct mr__mi_diff *d)
 {
-	for (size_t i = 0; i < d->cap; i++)
-		slot_clear(&d->slot[i]);
+	for (size_t i = 0; i < d->cap; i++) {
+		if (d->slot[i].rec)
+			mr__mount_unref(d->slot[i].rec);
+		d->slot[i] = (struct mr__mi_slot){0};
+	}
+	d->n = 0;
 }
 
 void mr__mi_diff_free(struct mr__mi_diff *d)
@@ -107,6 +186,33 @@ static int64_t line_id(const char *l, size_t n)
 	return (int64_t)id;
 }
 
+/*
+ * Forgets the IDs this read did not list: a line's are reported gone, a
+ * bare key (set for a mount the file no longer lists) just dropped.
+ */
+static int drop_unlisted(struct mr__mi_diff *d, const struct mr__mi_diff_ops *ops, void *arg)
+{
+	for (size_t i = 0; i < d->cap;) {
+		struct mr__mi_slot *s = &d->slot[i];
+		if (!s->tag || s->gen == d->gen) {
+			i++;
+			continue;
+		}
+		int err = s->hash && ops->gone ? ops->gone(arg, s->tag - 1, s) : 0;
+		erase(d, i); /* place i may now hold a slot not yet looked at */
+		if (err < 0)
+			return err;
+	}
+	/* A namespace that shrank gives its memory back. */
+	if (d->cap > CAP_MIN && 8 * d->n < d->cap) {
+		size_t cap = CAP_MIN;
+		while (cap < 4 * d->n)
+			cap *= 2;
+		(void)resize(d, cap); /* without memory, the larger table still works */
+	}
+	return 0;
+}
+
 int mr__mi_diff_run(struct mr__mi_diff *d, int fd, const struct mr__mi_diff_ops *ops, void *arg,
 		    uint64_t *syscalls)
 {
@@ -118,18 +224,18 @@ int mr__mi_diff_run(struct mr__mi_diff *d, int fd, const struct mr__mi_diff_ops 
 	if (err < 0)
 		return err;
 	if (++d->gen == 0)
-		d->gen = 1; /* 0 marks a slot never seen */
+		d->gen = 1; /* 0 marks a slot never listed */
 	while (off < len) {
 		const char *l = d->buf + off, *nl = memchr(l, '\n', len - off);
+		struct mr__mi_slot *s;
 		if (!nl)
 			return -EINVAL; /* a truncated last line */
 		size_t n = (size_t)(nl - l);
 		int64_t id = line_id(l, n);
 		if (id < 0)
 			return -EINVAL;
-		if ((size_t)id >= d->cap && (err = grow(d, (uint32_t)id)) < 0)
+		if ((err = get(d, (uint32_t)id, &s)) < 0)
 			return err;
-		struct mr__mi_slot *s = &d->slot[id];
 		uint64_t h = line_hash(l, n);
 		/*
 		 * One ID twice in one read happens: the file is read in pieces
@@ -148,15 +254,5 @@ int mr__mi_diff_run(struct mr__mi_diff *d, int fd, const struct mr__mi_diff_ops 
 		}
 		off += n + 1;
 	}
-	/* IDs listed last time and not now: those mounts are gone. */
-	for (size_t id = 0; id < d->cap; id++) {
-		struct mr__mi_slot *s = &d->slot[id];
-		if (!s->hash || s->gen == d->gen)
-			continue;
-		err = ops->gone ? ops->gone(arg, (uint32_t)id, s) : 0;
-		slot_clear(s);
-		if (err < 0)
-			return err;
-	}
-	return 0;
+	return drop_unlisted(d, ops, arg);
 }

@@ -16,6 +16,7 @@ struct mr__mi_slot {
 	uint64_t hash; /* 0: no line */
 	uint64_t key;  /* the caller's name for the mount (its mirror ID), 0: unknown */
 	uint32_t gen;  /* the read that last listed it */
+	uint32_t tag;  /* the mountinfo ID + 1 (mnt_alloc_id() hands out 0 too); 0: empty */
 	/*
 	 * The caller's record the line was last judged against (a reference,
 	 * dropped when the slot is cleared): a mirror that changed since
@@ -25,8 +26,9 @@ struct mr__mi_slot {
 };
 
 struct mr__mi_diff {
-	struct mr__mi_slot *slot; /* indexed by mountinfo ID */
-	size_t cap;
+	struct mr__mi_slot *slot; /* hashed by mountinfo ID, at most half full */
+	size_t cap;               /* places: a power of two, or 0 */
+	size_t n;                 /* places used */
 	uint32_t gen;
 	char *buf; /* the file, reused between reads */
 	size_t buf_cap;
@@ -48,7 +50,8 @@ struct mr__mi_diff_ops {
 /*
  * Reads the whole file through @fd and calls @ops for each difference from
  * the last read (every line, the first time or after a reset): O(file) to
- * read and hash, plus whatever @ops does.  Returns 0, a callback's -errno,
+ * read and hash, plus whatever @ops does; memory O(lines), not O(largest
+ * ID).  @ops must not call mr__mi_diff_set_key() (it may move the slots).  Returns 0, a callback's -errno,
  * -EINVAL for text that is not mountinfo, or a read's -errno; after an
  * error the state is unreliable until mr__mi_diff_reset().
  */
