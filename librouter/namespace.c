@@ -20,6 +20,7 @@
 #include "mirror/mirror.h"
 #include "mirror/mount.h"
 #include "probe.h"
+#include "router/upcalls.h"
 #include "sources/source.h"
 #include "trie.h"
 #include "mountrouter-uapi.h"
@@ -155,6 +156,22 @@ fail:
 	mr__table_clear(&t);
 	mr__ns_close(ns, NULL);
 	return err;
+}
+
+void mr__ns_count_sub(struct mr__ns *ns, uint32_t kinds, int delta)
+{
+	ns->n_subs += (unsigned)delta;
+	if (kinds & MR__ATTR_KINDS)
+		ns->n_attr_subs += (unsigned)delta;
+	for (unsigned k = 0; k < MR_KIND_LIMIT; k++) {
+		if (!(kinds & MR_KIND(k)))
+			continue;
+		ns->subs_of_kind[k] += (unsigned)delta;
+		if (ns->subs_of_kind[k])
+			ns->kinds_wanted |= MR_KIND(k);
+		else
+			ns->kinds_wanted &= ~MR_KIND(k);
+	}
 }
 
 void mr__ns_close(struct mr__ns *ns, struct mr__reactor *re)

@@ -27,10 +27,15 @@ struct mr__ns {
 	struct mr__trie *trie;
 	unsigned n_subs;
 	unsigned n_attr_subs; /* subscribers asking for READONLY or ATTR events */
+	unsigned subs_of_kind[MR_KIND_LIMIT]; /* subscribers asking for each kind */
+	uint32_t kinds_wanted; /* MR_KIND() of each kind some subscriber asks for */
 	const struct mr__source_ops *ops;
 	const char *reason; /* why ops, when it is not the router's source */
 	void *src;         /* the source's state */
 	bool resync_pending;
+	bool active;           /* on the router's active list (router thread) */
+	bool due;              /* on the router's due list: after_batch this step */
+	struct mr__ns *next_due;
 	struct mr__event *gone; /* NS_GONE for its subscribers, made up front */
 	struct mr__statmount_buf smbuf; /* statmount replies (one thread at a time) */
 	_Atomic uint64_t *syscalls; /* where mr__ns_statmount() and _listmount() count */
@@ -56,6 +61,11 @@ void mr__ns_close(struct mr__ns *ns, struct mr__reactor *re);
  * The statmount(2)/listmount(2) readers for sources whose records carry
  * 64-bit mount IDs: one mount, or the whole table.  Syscalls are counted.
  */
+/*
+ * A subscriber asking for @kinds was attached to @ns (@delta 1) or detached
+ * (-1): its counts and the kinds its source must look for.  O(kinds).
+ */
+void mr__ns_count_sub(struct mr__ns *ns, uint32_t kinds, int delta);
 int mr__ns_statmount(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret);
 int mr__ns_listmount(struct mr__ns *ns, struct mr__table *ret);
 

@@ -287,6 +287,23 @@ int mr__mirror_reserve(struct mr__mirror *m, size_t extra)
 	return rehash(m, cap);
 }
 
+/* Its only writer is the thread that writes the mirror: no locked add. */
+static void total_add(struct mr__mirror *m, int64_t d)
+{
+	uint64_t v = atomic_load_explicit(m->total, memory_order_relaxed);
+
+	atomic_store_explicit(m->total, v + (uint64_t)d, memory_order_relaxed);
+}
+
+void mr__mirror_count_into(struct mr__mirror *m, _Atomic uint64_t *total)
+{
+	if (m->total)
+		total_add(m, -(int64_t)m->n);
+	m->total = total;
+	if (m->total)
+		total_add(m, (int64_t)m->n);
+}
+
 void mr__mirror_put_reserved(struct mr__mirror *m, struct mr__mount *mnt)
 {
 	size_t mask = m->cap - 1, tomb = SIZE_MAX, i;
@@ -314,6 +331,8 @@ void mr__mirror_put_reserved(struct mr__mirror *m, struct mr__mount *mnt)
 	}
 	m->slots[i] = mnt;
 	m->n++;
+	if (m->total)
+		total_add(m, 1);
 	sb_add(m, mnt);
 }
 
@@ -344,6 +363,8 @@ struct mr__mount *mr__mirror_take(struct mr__mirror *m, uint64_t id)
 		m->slots[i] = TOMBSTONE;
 	}
 	m->n--;
+	if (m->total)
+		total_add(m, -1);
 	sb_del(m, s);
 	return s;
 }

@@ -5,6 +5,7 @@
 #ifndef MR_MIRROR_H
 #define MR_MIRROR_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,12 +42,23 @@ struct mr__key_index {
 struct mr__mirror {
 	struct mr__mount **slots; /* open addressing, NULL empty, TOMBSTONE deleted */
 	size_t cap, n, used;
+	/*
+	 * A count that follows n, or NULL: the router's over all its mirrors,
+	 * kept as mounts come and go so that reading it costs no walk over
+	 * the namespaces.  One writer (the mirror's), any reader.
+	 */
+	_Atomic uint64_t *total;
 	uint32_t gen;
 	struct mr__key_index sbs;     /* mounts by superblock (mirror.c) */
 	struct mr__key_index parents; /* mounts by parent ID */
 };
 
 int mr__mirror_init(struct mr__mirror *m);
+/*
+ * Adds the mirror's count to @total and keeps it there as mounts come and
+ * go, until called again (NULL: taken out).  Its writer's thread only.
+ */
+void mr__mirror_count_into(struct mr__mirror *m, _Atomic uint64_t *total);
 void mr__mirror_free(struct mr__mirror *m);
 struct mr__mount *mr__mirror_get(const struct mr__mirror *m, uint64_t id);
 /* Whether a mirrored mount has @mnt_id as its parent: O(1). */

@@ -63,10 +63,9 @@ static void detach_sub(mr_router *r, struct mr_sub *s)
 {
 	if (s->attached) {
 		mr__trie_remove(s->ns->trie, s->prefix, s);
-		s->ns->n_subs--;
-		if (s->kinds & MR__ATTR_KINDS)
-			s->ns->n_attr_subs--;
+		mr__ns_count_sub(s->ns, s->kinds, -1);
 		s->attached = false;
+		mr__router_due(s->ns); /* its source may now look for less */
 	}
 	if (s->overrun) {
 		unlink_overrun(r, s);
@@ -89,9 +88,8 @@ static void add_sub(mr_router *r, struct mr_sub *s)
 		return;
 	}
 	s->attached = true;
-	s->ns->n_subs++;
-	if (s->kinds & MR__ATTR_KINDS)
-		s->ns->n_attr_subs++;
+	mr__ns_count_sub(s->ns, s->kinds, 1);
+	mr__router_due(s->ns); /* its source may now look for more */
 	if ((s->flags & MR_SUB_SNAPSHOT) && !mr__recovery_send_snapshot(r, s, MR_EVF_LATE_JOIN))
 		mr__route_mark_overrun(r, s);
 }
@@ -114,8 +112,11 @@ static void add_ns(mr_router *r, struct mr__ns *ns)
 {
 	ns->next = r->active;
 	r->active = ns;
+	ns->active = true;
+	mr__mirror_count_into(&ns->mirror, &r->n_mounts);
 	if (ns->ops->start(ns, r->re) < 0)
 		mr__router_loss(ns);
+	mr__router_due(ns);
 }
 
 void mr__commands_del_ns(mr_router *r, struct mr__ns *ns)
@@ -125,6 +126,9 @@ void mr__commands_del_ns(mr_router *r, struct mr__ns *ns)
 			*pp = ns->next;
 			break;
 		}
+	ns->active = false;
+	mr__due_forget(r, ns);
+	mr__mirror_count_into(&ns->mirror, NULL);
 	mr__recovery_tell_ns_gone(r, ns);
 	for (struct mr_sub *s = r->subs; s; s = s->next_all)
 		if (s->ns == ns) {

@@ -4,6 +4,8 @@
  * (decode, look up, update the mirror, route), wakes each subscriber that
  * got something, then does what the batch left pending: source work after
  * the batch, resyncs after kernel losses, catch-up of overrun subscribers.
+ * A step costs what its completions brought, not the number of namespaces:
+ * only those whose source asked (due.c) do work after the batch.
  * The caller's thread runs it through mr_router_dispatch(), or the router's
  * own thread through mr_router_start().
  */
@@ -55,14 +57,14 @@ static int step(mr_router *r)
 	 * 10,000 mounts tens of milliseconds.
 	 */
 	wake_touched(r);
-	for (struct mr__ns *ns = r->active; ns; ns = ns->next)
-		if (ns->ops->after_batch)
-			ns->ops->after_batch(ns);
+	mr__due_run(r);
 	if (r->any_resync) {
 		r->any_resync = false;
 		for (struct mr__ns *ns = r->active; ns; ns = ns->next)
-			if (ns->resync_pending)
+			if (ns->resync_pending) {
 				mr__recovery_resync(ns);
+				mr__router_due(ns); /* the source's schedule starts again */
+			}
 	}
 	if (r->overrun)
 		mr__recovery_catch_up(r);
@@ -70,10 +72,6 @@ static int step(mr_router *r)
 
 	mr__reactor_stats(r->re, &rs);
 	atomic_store_explicit(&r->enters, rs.enters, memory_order_relaxed);
-	uint64_t mounts = 0;
-	for (struct mr__ns *ns = r->active; ns; ns = ns->next)
-		mounts += ns->mirror.n;
-	atomic_store_explicit(&r->n_mounts, mounts, memory_order_relaxed);
 	return (int)(atomic_load_explicit(&r->events_routed, memory_order_relaxed) - routed);
 }
 

@@ -159,10 +159,9 @@ void mr__recovery_catch_up(mr_router *r)
 				continue;
 			}
 			s->attached = true;
-			s->ns->n_subs++;
 			/* As add_sub() counts it: else no pass looks for its READONLY and ATTR. */
-			if (s->kinds & MR__ATTR_KINDS)
-				s->ns->n_attr_subs++;
+			mr__ns_count_sub(s->ns, s->kinds, 1);
+			mr__router_due(s->ns);
 		}
 		s->overrun = false;
 		struct mr__event *ev = mr__event_marker(MR_EVENT_OVERRUN);

@@ -191,10 +191,5 @@ const struct mr_opts *mr__router_opts(mr_router *r)
 
 uint32_t mr__router_kinds_wanted(const struct mr__ns *ns)
 {
-	uint32_t kinds = 0;
-
-	for (const struct mr_sub *s = ns->r->subs; s; s = s->next_all)
-		if (s->ns == ns && s->attached)
-			kinds |= s->kinds;
-	return kinds;
+	return ns->kinds_wanted;
 }

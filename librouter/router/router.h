@@ -72,6 +72,7 @@ struct mr_router {
 
 	/* Router thread only from here on. */
 	struct mr__ns *active;     /* namespaces being routed */
+	struct mr__ns *due;        /* whose source has work after this batch */
 	struct mr_sub *subs;       /* every live subscription */
 	struct mr_sub *touched;    /* got events this step: wake if waiting */
 	struct mr_sub *overrun;    /* waiting to be caught up */
@@ -139,6 +140,12 @@ void mr__commands_run(mr_router *r);
 void mr__commands_run_cb(void *r);
 void mr__commands_del_sub(mr_router *r, struct mr_sub *s);
 void mr__commands_del_ns(mr_router *r, struct mr__ns *ns);
+
+/* due.c (mr__router_due() is an upcall) */
+/* Runs the after_batch of each namespace that asked since the last call. */
+void mr__due_run(mr_router *r);
+/* Takes @ns off the list (it is being removed). */
+void mr__due_forget(mr_router *r, struct mr__ns *ns);
 
 /* loop.c */
 void mr__loop_wake_cb(struct mr__watch *w, int res, const void *buf, size_t len);

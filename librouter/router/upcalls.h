@@ -54,6 +54,12 @@ void mr__router_remove(struct mr__ns *ns, uint64_t mnt_id);
 int mr__router_sync(struct mr__ns *ns, struct mr__table *fresh, uint32_t flags);
 /* The time events read in the current batch are stamped with. */
 void mr__router_stamp(mr_router *r);
+/*
+ * Runs @ns's after_batch at the end of this step (the next, when called
+ * from after_batch itself): a source calls it when a completion leaves it
+ * work, so that a step costs the namespaces that had something, not all.
+ */
+void mr__router_due(struct mr__ns *ns);
 /* The kernel lost records for @ns: resync after this batch. */
 void mr__router_loss(struct mr__ns *ns);
 /* The router's fanotify group and the lock its membership changes under. */

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "sources/source.h"
 #include "io/reactor.h"
@@ -42,6 +43,27 @@ void mr__source_watch_released(struct mr__watch *w)
 
 	if (--b->live == 0)
 		b->free_state(b);
+}
+
+static void timer_fired(struct mr__watch *w, int res, const void *buf, size_t len)
+{
+	struct mr__source_timer *t =
+		(struct mr__source_timer *)((char *)w - offsetof(struct mr__source_timer, watch));
+
+	(void)res;
+	(void)buf;
+	(void)len;
+	t->armed = false;
+	mr__router_due(t->ns);
+}
+
+void mr__source_timer_init(struct mr__source_timer *t, void *st, struct mr__ns *ns)
+{
+	*t = (struct mr__source_timer){
+		.watch = {.mode = MR__WATCH_TIMER, .fd = -1, .fn = timer_fired, .owner = st,
+			  .release = mr__source_watch_released},
+		.ns = ns,
+	};
 }
 
 void mr__source_timer_arm(struct mr__source_timer *t, struct mr__reactor *re, uint64_t in_ns,

@@ -50,13 +50,19 @@ void mr__source_watch_released(struct mr__watch *w);
 void mr__source_end(struct mr__source_base *b, struct mr__reactor *re,
 		    struct mr__watch *const *watches, size_t n);
 
-/* A source's one-shot timer and when it fires (router thread only). */
+/*
+ * A source's one-shot timer and when it fires (router thread only).  When
+ * it fires, the namespace's after_batch runs in that step.
+ */
 struct mr__source_timer {
 	struct mr__watch watch; /* MR__WATCH_TIMER, owned by the source's state */
+	struct mr__ns *ns;
 	bool armed;             /* in flight: set until its completion */
 	uint64_t at_ns;         /* when the armed timer fires */
 };
 
+/* Sets @t up for @ns; its watch belongs to the source's state @st. */
+void mr__source_timer_init(struct mr__source_timer *t, void *st, struct mr__ns *ns);
 /*
  * Makes @t fire @in_ns after @now: arms it, or brings the timer in flight
  * forward when it would fire later (never back).  A failure to arm leaves

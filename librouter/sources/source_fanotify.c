@@ -113,6 +113,7 @@ static void on_applied(struct mr__fan_member *m, const struct mr__change *c, uin
 		st->recent_next = (st->recent_next + 1) % RECENT_MAX;
 	}
 	mr__pass_records(&st->clock, 1, spent_ns, now);
+	mr__router_due(st->ns);
 }
 
 static void on_mountinfo(struct mr__watch *w, int res, const void *buf, size_t len)
@@ -123,17 +124,7 @@ static void on_mountinfo(struct mr__watch *w, int res, const void *buf, size_t l
 	(void)len;
 	if (res >= 0)
 		mr__pass_pollpri(&st->clock, mr__now_ns());
-}
-
-static void on_timer(struct mr__watch *w, int res, const void *buf, size_t len)
-{
-	struct fan_state *st = w->owner;
-
-	(void)res;
-	(void)buf;
-	(void)len;
-	st->timer.armed = false;
-	/* after_batch of this step does what is due. */
+	mr__router_due(st->ns);
 }
 
 /* The pass (attr_pass.c), and what the schedule must know of it. */
@@ -189,8 +180,10 @@ static void fan_after_batch(struct mr__ns *ns)
 	 * the table again for what came meanwhile (tests/test_faults_host.c).
 	 */
 	if (!st->member.started) {
-		if (start_reading(st, mr__router_reactor(ns->r)) < 0)
+		if (start_reading(st, mr__router_reactor(ns->r)) < 0) {
+			mr__router_due(ns);
 			return;
+		}
 		mr__router_loss(ns);
 	}
 	if (st->member.attr_events)
@@ -282,8 +275,7 @@ static int fan_start(struct mr__ns *ns, struct mr__reactor *re)
 
 	st->mi_watch = (struct mr__watch){.fd = st->bell_fd, .mode = MR__WATCH_POLLPRI,
 					  .fn = on_mountinfo, .owner = st, .release = mr__source_watch_released};
-	st->timer.watch = (struct mr__watch){.mode = MR__WATCH_TIMER, .fd = -1, .fn = on_timer,
-				       .owner = st, .release = mr__source_watch_released};
+	mr__source_timer_init(&st->timer, st, ns);
 	st->base.live = 2;
 	return start_reading(st, re);
 }

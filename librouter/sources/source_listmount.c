@@ -164,6 +164,7 @@ static void on_pollpri(struct mr__watch *w, int res, const void *buf, size_t len
 	(void)len;
 	if (res < 0)
 		return;
+	mr__router_due(st->ns); /* a verifying listing, a pass: after the batch */
 	mr__router_stamp(st->ns->r);
 	st->last_pollpri_ns = mr__now_ns();
 	if (st->counts_ok)
@@ -183,17 +184,6 @@ static void on_pollpri(struct mr__watch *w, int res, const void *buf, size_t len
 	mr__pass_pollpri(&st->clock, now);
 	if (mr__pass_unexplained_in(&st->clock, now) != UINT64_MAX)
 		mr__pass_judged(&st->clock, false, now);
-}
-
-static void on_timer(struct mr__watch *w, int res, const void *buf, size_t len)
-{
-	struct mr__lm_state *st = w->owner;
-
-	(void)res;
-	(void)buf;
-	(void)len;
-	st->timer.armed = false;
-	/* after_batch of this step runs the pass if it is due. */
 }
 
 /* When the deferred work of @since is due: quiet, or waited long enough. */
@@ -286,8 +276,7 @@ static int lm_start(struct mr__ns *ns, struct mr__reactor *re)
 
 	st->mi_watch = (struct mr__watch){.fd = st->bell_fd, .mode = MR__WATCH_POLLPRI,
 					  .fn = on_pollpri, .owner = st, .release = mr__source_watch_released};
-	st->timer.watch = (struct mr__watch){.mode = MR__WATCH_TIMER, .fd = -1, .fn = on_timer,
-				       .owner = st, .release = mr__source_watch_released};
+	mr__source_timer_init(&st->timer, st, ns);
 	st->base.live = 2;
 	return mr__reactor_add(re, &st->mi_watch);
 }

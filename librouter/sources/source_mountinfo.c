@@ -153,18 +153,10 @@ static void on_pollpri(struct mr__watch *w, int res, const void *buf, size_t len
 
 	(void)buf;
 	(void)len;
-	if (res >= 0)
+	if (res >= 0) {
 		st->pending = true; /* read in mi_after_batch, now or when due */
-}
-
-static void on_timer(struct mr__watch *w, int res, const void *buf, size_t len)
-{
-	struct mi_state *st = w->owner;
-
-	(void)res;
-	(void)buf;
-	(void)len;
-	st->timer.armed = false;
+		mr__router_due(st->ns);
+	}
 }
 
 static void mi_after_batch(struct mr__ns *ns)
@@ -220,8 +212,7 @@ static int mi_start(struct mr__ns *ns, struct mr__reactor *re)
 
 	st->watch = (struct mr__watch){.fd = st->fd, .mode = MR__WATCH_POLLPRI, .fn = on_pollpri,
 				       .owner = st, .release = mr__source_watch_released};
-	st->timer.watch = (struct mr__watch){.mode = MR__WATCH_TIMER, .fd = -1, .fn = on_timer,
-					     .owner = st, .release = mr__source_watch_released};
+	mr__source_timer_init(&st->timer, st, ns);
 	st->base.live = 2;
 	return mr__reactor_add(re, &st->watch);
 }
