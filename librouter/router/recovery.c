@@ -134,55 +134,86 @@ bool mr__recovery_send_snapshot(mr_router *r, struct mr_sub *s, uint32_t flags)
 	return true;
 }
 
+/* @s, off the overrun list and still marked, goes back on it. */
+static void keep_overrun(mr_router *r, struct mr_sub *s)
+{
+	s->next_overrun = r->overrun;
+	r->overrun = s;
+}
+
 /*
- * Catches up subscribers that overran once they have drained half their
- * ring: an OVERRUN marker saying how much they missed, then a SNAPSHOT of
- * their subtree to rebuild from.  Both go into the reserved slots.
+ * Catches @s up, taken off the overrun list: an OVERRUN marker saying how
+ * much it missed, then a SNAPSHOT of its subtree to rebuild from, both in
+ * the reserved slots.  Not yet (ring still over half full, no memory): it
+ * goes back on the list.
+ */
+static void catch_up_one(mr_router *r, struct mr_sub *s)
+{
+	if (!s->ns || mr__sub_queued(s) > s->capacity / 2) {
+		keep_overrun(r, s);
+		return;
+	}
+	/* Subscribed when the trie had no memory for it: attach it now. */
+	if (!s->attached) {
+		if (mr__trie_add(s->ns->trie, s->prefix, s) < 0) {
+			keep_overrun(r, s);
+			return;
+		}
+		s->attached = true;
+		/* As add_sub() counts it: else no pass looks for its READONLY and ATTR. */
+		mr__ns_count_sub(s->ns, s->kinds, 1);
+		mr__router_due(s->ns);
+	}
+	/*
+	 * What the source put off is routed first, while @s is still marked:
+	 * for @s it is part of what was lost (the snapshot has it), not events
+	 * queued ahead of the marker or a ring filled again mid-recovery.
+	 */
+	if (s->ns->ops->settle)
+		s->ns->ops->settle(s->ns);
+	struct mr__event *ev = mr__event_marker(MR_EVENT_OVERRUN);
+	if (!ev) {
+		keep_overrun(r, s);
+		return;
+	}
+	s->overrun = false;
+	ev->pub.lost = s->lost;
+	mr__route_stamp(r, s->ns, ev, MR_EVF_RING_LOSS);
+	r->match[0] = s;
+	mr__route_deliver(r, ev, 1, true);
+	mr__count(&s->overruns, 1);
+	bool sent = mr__recovery_send_snapshot(r, s, MR_EVF_RING_LOSS | MR_EVF_SYNTHETIC);
+	/* Marked again meanwhile (a delivery failed): it is back on the list already. */
+	if (s->overrun)
+		return;
+	if (!sent) {
+		s->overrun = true;
+		keep_overrun(r, s);
+		return;
+	}
+	s->lost = 0;
+	atomic_store_explicit(&s->wants_recovery, 0, memory_order_relaxed);
+}
+
+/*
+ * Catches up the subscribers that overran, once they have drained half
+ * their ring.  The list is taken whole first: catching one up routes
+ * events (a source's settle, the snapshot's), and a subscriber they
+ * overrun is put on r->overrun by mr__route_mark_overrun(), for the next
+ * step, never onto the list being walked.
  */
 void mr__recovery_catch_up(mr_router *r)
 {
-	struct mr_sub **pp = &r->overrun;
+	struct mr_sub *s = r->overrun, *next;
 
 	/* Out of memory: try again after the next batch. */
 	if (!ensure_match(r))
 		return;
-	while (*pp) {
-		struct mr_sub *s = *pp;
-		if (!s->ns || mr__sub_queued(s) > s->capacity / 2) {
-			pp = &s->next_overrun;
-			continue;
-		}
-		/* Subscribed when the trie had no memory for it: attach it now. */
-		if (!s->attached) {
-			if (mr__trie_add(s->ns->trie, s->prefix, s) < 0) {
-				pp = &s->next_overrun;
-				continue;
-			}
-			s->attached = true;
-			/* As add_sub() counts it: else no pass looks for its READONLY and ATTR. */
-			mr__ns_count_sub(s->ns, s->kinds, 1);
-			mr__router_due(s->ns);
-		}
-		s->overrun = false;
-		struct mr__event *ev = mr__event_marker(MR_EVENT_OVERRUN);
-		if (!ev) {
-			s->overrun = true;
-			pp = &s->next_overrun;
-			continue;
-		}
-		ev->pub.lost = s->lost;
-		mr__route_stamp(r, s->ns, ev, MR_EVF_RING_LOSS);
-		r->match[0] = s;
-		mr__route_deliver(r, ev, 1, true);
-		mr__count(&s->overruns, 1);
-		if (!mr__recovery_send_snapshot(r, s, MR_EVF_RING_LOSS | MR_EVF_SYNTHETIC)) {
-			s->overrun = true;
-			pp = &s->next_overrun;
-			continue;
-		}
-		s->lost = 0;
-		atomic_store_explicit(&s->wants_recovery, 0, memory_order_relaxed);
-		*pp = s->next_overrun;
+	r->overrun = NULL;
+	for (; s; s = next) {
+		next = s->next_overrun;
+		s->next_overrun = NULL;
+		catch_up_one(r, s);
 	}
 }
 
