@@ -35,6 +35,13 @@ enum watcher {
 	 * commands keep naming the same watchers.
 	 */
 	W_WATCH_MOUNT, /* mountrouter, watch_mount source, one thread, every kind */
+	/*
+	 * The listmount and mountinfo sources on one thread, as the poller
+	 * runs: one wake-up a change, where W_LISTMOUNT and W_MOUNTINFO pay
+	 * two (the router's thread, then the subscriber's).
+	 */
+	W_LISTMOUNT_1T,
+	W_MOUNTINFO_1T,
 	W__N,
 };
 

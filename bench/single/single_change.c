@@ -5,7 +5,8 @@
  *   single_change [--mounts 1000,3000,10000,30000] [--changes 40]
  *                 [--interval-ms 30] [--findmnt-max 3000] [--json FILE]
  *                 [--watchers 0,3,..]   (numbers of enum watcher in single.h;
- *                                        8: watch_mount, the project's kernel)
+ *                                        8: watch_mount, the project's kernel;
+ *                                        9, 10: listmount, mountinfo, one thread)
  *                 [--propagation]       (MS_SHARED too: FAN_MNT_ATTR_CHANGE kernels)
  *                 [--rounds 1]          (each watcher this many times, interleaved)
  *

@@ -27,6 +27,8 @@ const char *const watcher_name[W__N] = {
 	[W_POLLER] = "bare mountinfo poller",
 	[W_FINDMNT] = "findmnt --poll",
 	[W_WATCH_MOUNT] = "mountrouter, watch_mount, one thread",
+	[W_LISTMOUNT_1T] = "mountrouter, listmount, one thread",
+	[W_MOUNTINFO_1T] = "mountrouter, mountinfo, one thread",
 };
 
 const char *const watcher_needs[W__N] = {
@@ -39,6 +41,8 @@ const char *const watcher_needs[W__N] = {
 	[W_POLLER] = "a pollable /proc/self/mountinfo",
 	[W_FINDMNT] = "findmnt in PATH",
 	[W_WATCH_MOUNT] = "watch_mount(2) (the series in kernel/patches)",
+	[W_LISTMOUNT_1T] = "listmount(2) and statmount(2) (6.8)",
+	[W_MOUNTINFO_1T] = "a pollable /proc/self/mountinfo",
 };
 
 uint64_t now_ns(void)
@@ -288,9 +292,11 @@ int watcher_probe(enum watcher w)
 		o.source = "fanotify";
 		break;
 	case W_LISTMOUNT:
+	case W_LISTMOUNT_1T:
 		o.source = "listmount";
 		break;
 	case W_MOUNTINFO:
+	case W_MOUNTINFO_1T:
 		o.source = "mountinfo";
 		break;
 	case W_WATCH_MOUNT:
@@ -333,6 +339,12 @@ void watcher_run(enum watcher w, const char *root, struct seen *seen)
 		break;
 	case W_MOUNTINFO:
 		run_router("mountinfo", false, 0, root, seen, out);
+		break;
+	case W_LISTMOUNT_1T:
+		run_router("listmount", true, 0, root, seen, out);
+		break;
+	case W_MOUNTINFO_1T:
+		run_router("mountinfo", true, 0, root, seen, out);
 		break;
 	case W_POLLER:
 		run_poller(seen, out);
