@@ -197,29 +197,41 @@ enum { MODEL_IDS = 3000, MODEL_READS = 400 };
 
 struct model_seen {
 	unsigned char changed[MODEL_IDS], known[MODEL_IDS], same[MODEL_IDS], gone[MODEL_IDS];
-	const uint32_t *id_of;
+	struct model_id {
+		uint32_t id;
+		int index;
+	} by_id[MODEL_IDS]; /* sorted by ID */
 };
 
-static int model_index(const struct model_seen *m, uint32_t id)
+static int cmp_model_id(const void *a, const void *b)
 {
-	for (int i = 0; i < MODEL_IDS; i++)
-		if (m->id_of[i] == id)
-			return i;
-	return -1;
+	uint32_t x = ((const struct model_id *)a)->id, y = ((const struct model_id *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Counts a callback for @id in @counts; the model's index of @id, or -ERANGE. */
+static int model_count(struct model_seen *m, uint32_t id, unsigned char *counts)
+{
+	struct model_id key = {.id = id};
+	const struct model_id *e = bsearch(&key, m->by_id, MODEL_IDS, sizeof(key), cmp_model_id);
+
+	if (!e)
+		return -ERANGE;
+	counts[e->index]++;
+	return e->index;
 }
 
 static int m_changed(void *arg, uint32_t id, const char *line, size_t n, struct mr__mi_slot *s,
 		     bool known)
 {
 	struct model_seen *m = arg;
-	int i = model_index(m, id);
+	int i = model_count(m, id, m->changed);
 
 	(void)line;
 	(void)n;
-	(void)s;
 	if (i < 0)
-		return -ERANGE;
-	m->changed[i]++;
+		return i;
 	m->known[i] += known;
 	/* A record the differ must let go of when the line goes (LSan checks). */
 	if (!s->rec)
@@ -230,27 +242,19 @@ static int m_changed(void *arg, uint32_t id, const char *line, size_t n, struct 
 static int m_same(void *arg, uint32_t id, const char *line, size_t n, struct mr__mi_slot *s)
 {
 	struct model_seen *m = arg;
-	int i = model_index(m, id);
 
 	(void)line;
 	(void)n;
 	(void)s;
-	if (i < 0)
-		return -ERANGE;
-	m->same[i]++;
-	return 0;
+	return model_count(m, id, m->same) < 0 ? -ERANGE : 0;
 }
 
 static int m_gone(void *arg, uint32_t id, struct mr__mi_slot *s)
 {
 	struct model_seen *m = arg;
-	int i = model_index(m, id);
 
 	(void)s;
-	if (i < 0)
-		return -ERANGE;
-	m->gone[i]++;
-	return 0;
+	return model_count(m, id, m->gone) < 0 ? -ERANGE : 0;
 }
 
 static const struct mr__mi_diff_ops model_ops = {.changed = m_changed, .same = m_same,
@@ -272,7 +276,9 @@ static int test_against_model(void)
 	/* Dense IDs, and a tail spread over the whole range. */
 	for (int i = 0; i < MODEL_IDS; i++)
 		id_of[i] = i < MODEL_IDS / 2 ? (uint32_t)i : (uint32_t)(i * 88997u) % (1u << 28);
-	seen.id_of = id_of;
+	for (int i = 0; i < MODEL_IDS; i++)
+		seen.by_id[i] = (struct model_id){.id = id_of[i], .index = i};
+	qsort(seen.by_id, MODEL_IDS, sizeof(seen.by_id[0]), cmp_model_id);
 	for (int read = 0; read < MODEL_READS; read++) {
 		/* Each read lists a different share of the IDs: tables grow and shrink. */
 		unsigned share = read % 50 < 25 ? 90 : 5;

@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "ns_scale.h"
+#include "watcher_cost.h"
 
 #define MAX_SIZES 16
 #define MAX_SOURCES 8
@@ -314,7 +315,7 @@ int main(int argc, char **argv)
 
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int watcher_cpu = cpus > 1 ? (int)cpus - 1 : -1;
-	pin_to(cpus > 1 ? 0 : -1);
+	pin_to(cpus > 1 ? 0 : -1, "ns_scale");
 
 	static char root[64] = "/tmp/ns_scale.XXXXXX";
 	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)

@@ -106,8 +106,6 @@ extern unsigned changes, interval_ms;
  * failed).  @rep: the page shared with the watcher.
  */
 void run_one(struct ns_holders *h, struct ns_report *rep, int watcher_cpu, struct result *res);
-/* Pins the calling process, and what it forks later, to @cpu (-1: no pinning). */
-void pin_to(int cpu);
 
 uint64_t now_ns(void);
 /* Says what failed, with errno, and leaves with 1 (ns_scale.c). */

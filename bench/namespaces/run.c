@@ -5,7 +5,6 @@
  * one at a time, each waited for until the watcher holds it.
  */
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -18,80 +17,9 @@
 #include <unistd.h>
 
 #include "ns_scale.h"
+#include "watcher_cost.h"
 
 unsigned changes = 40, interval_ms = 30;
-
-/*
- * CPU time of every thread of @pid, in ns: the process CPU clock, which the
- * scheduler keeps exactly (as single_change reads it).
- */
-static uint64_t cpu_ns(pid_t pid)
-{
-	struct timespec ts;
-	clockid_t clk;
-
-	if (clock_getcpuclockid(pid, &clk) != 0 || clock_gettime(clk, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/*
- * Pins the calling process (and what it forks later) to @cpu, if this
- * machine has it: the driver and the namespaces on the first CPU, the
- * watcher on the last, so that the watcher is woken across CPUs the same
- * way every time (single_change says why).
- */
-void pin_to(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) < 0)
-		fprintf(stderr, "ns_scale: not pinned to CPU %d: %s\n", cpu, strerror(errno));
-}
-
-/*
- * Waits until the watcher is quiet: past its start-up work, less than 1%
- * of a CPU over 50 ms, at most 10 s.  Else the first change's cost is
- * partly the start-up's.
- */
-static void settle(pid_t pid)
-{
-	for (int t = 0; t < 200; t++) {
-		uint64_t c0 = cpu_ns(pid);
-		usleep(50000);
-		if (cpu_ns(pid) - c0 < 500000)
-			return;
-	}
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Sorts @v in place. */
-static double median(double *v, unsigned n)
-{
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* Sorts @v in place. */
-static double percentile(double *v, unsigned n, unsigned pct)
-{
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), cmp_double);
-	unsigned i = (n * pct) / 100;
-	return v[i < n ? i : n - 1];
-}
 
 /* Per change, over one run: CPU us, latency us; mounts and unmounts apart. */
 struct samples {
@@ -109,7 +37,7 @@ static void measure(struct ns_holders *h, pid_t pid, struct ns_report *rep, char
 		    struct samples *s)
 {
 	int u = op == 'u';
-	uint64_t before = atomic_load(&rep->count), cpu0 = cpu_ns(pid), t;
+	uint64_t before = atomic_load(&rep->count), cpu0 = process_cpu_ns(pid), t;
 	int err = ns_busy_change(h, op, &t);
 
 	if (err < 0) {
@@ -131,7 +59,7 @@ static void measure(struct ns_holders *h, pid_t pid, struct ns_report *rep, char
 	}
 	/* Quiet between changes: whatever the watcher does after, it does now. */
 	usleep(interval_ms * 1000);
-	s->cpu[u][s->n_cpu[u]++] = (double)(cpu_ns(pid) - cpu0) / 1e3;
+	s->cpu[u][s->n_cpu[u]++] = (double)(process_cpu_ns(pid) - cpu0) / 1e3;
 }
 
 /* Appends one finding to @buf, after a "; " if there is one already. */
@@ -200,7 +128,7 @@ void run_one(struct ns_holders *h, struct ns_report *rep, int watcher_cpu, struc
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(quit[1]);
-		pin_to(watcher_cpu);
+		pin_to(watcher_cpu, "ns_scale");
 		watcher_run(res->source, h->pid, res->k, quit[0], rep);
 		_exit(1);
 	}
@@ -225,7 +153,7 @@ void run_one(struct ns_holders *h, struct ns_report *rep, int watcher_cpu, struc
 		close(quit[1]);
 		return;
 	}
-	settle(pid);
+	wait_quiet(pid, process_cpu_ns);
 	uint64_t count0 = atomic_load(&rep->count), sys0 = atomic_load(&rep->syscalls);
 	for (unsigned i = 0; i < changes; i++) {
 		measure(h, pid, rep, 'm', s);

@@ -54,6 +54,7 @@
 
 #include "mountrouter-uapi.h"
 #include "single.h"
+#include "watcher_cost.h"
 
 enum kind {
 	K_MOUNT, K_MOVE, K_BIND, K_RO, K_SETATTR, K_PROPAGATION, K_UMOUNT, K_UMOUNT_BIND, K__N
@@ -93,53 +94,20 @@ static void at(char *buf, size_t len, const char *fmt, unsigned i)
 	snprintf(buf + n, len - (size_t)n, fmt, i);
 }
 
-/*
- * CPU time of every thread of @pid, in ns: the process CPU clock, which the
- * scheduler keeps exactly (no SCHEDSTATS needed, as in the test kernel).
- */
-static uint64_t cpu_ns(pid_t pid)
-{
-	struct timespec ts;
-	clockid_t clk;
-
-	if (clock_getcpuclockid(pid, &clk) != 0 || clock_gettime(clk, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* findmnt is the watcher's child: count its CPU too. */
 static uint64_t tree_cpu_ns(pid_t pid)
 {
 	char path[64], buf[256];
-	uint64_t total = cpu_ns(pid);
+	uint64_t total = process_cpu_ns(pid);
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
 	FILE *f = fopen(path, "r");
 	if (f) {
 		while (fscanf(f, "%255s", buf) == 1)
-			total += cpu_ns((pid_t)atoi(buf));
+			total += process_cpu_ns((pid_t)atoi(buf));
 		fclose(f);
 	}
 	return total;
-}
-
-/*
- * Pins the calling process (and the threads it makes later) to @cpu, if
- * this machine has it.  The driver runs on the first CPU and each watcher
- * on the last: every watcher is then woken across CPUs, the same way each
- * time, instead of wherever the scheduler placed it, which on two CPUs
- * moved the floor's cost per change by 2-3x from one run to the next.
- */
-static void pin_to(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) < 0)
-		fprintf(stderr, "single_change: not pinned to CPU %d: %s\n", cpu, strerror(errno));
 }
 
 static int op(enum kind k, unsigned i)
@@ -229,21 +197,6 @@ static void measure(enum watcher w, pid_t pid, struct seen *seen, enum kind k, u
 	c->syscalls[r] = (double)(atomic_load(&seen->syscalls) - sys0) / changes;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Sorts @v in place. */
-static double median(double *v, unsigned n)
-{
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static double mean(const double *v, unsigned n)
 {
 	double sum = 0;
@@ -260,21 +213,6 @@ static double percentile_us(struct cell *c, unsigned pct)
 	qsort(c->lat, c->n, sizeof(c->lat[0]), cmp_u64);
 	unsigned i = (c->n * pct) / 100;
 	return (double)c->lat[i < c->n ? i : c->n - 1] / 1e3;
-}
-
-/*
- * Waits until the watcher is quiet: past its start-up work (the table read,
- * a first pass), less than 1% of a CPU over 50 ms, at most 10 s.  Else the
- * first change's latency is that of the start-up, not of the change.
- */
-static void settle(pid_t pid)
-{
-	for (int t = 0; t < 200; t++) {
-		uint64_t c0 = tree_cpu_ns(pid);
-		usleep(50000);
-		if (tree_cpu_ns(pid) - c0 < 500000)
-			return;
-	}
 }
 
 static void mkdirs(const char *fmt, unsigned n)
@@ -349,7 +287,7 @@ int main(int argc, char **argv)
 	/* One CPU: nothing to pin apart. */
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int watcher_cpu = cpus > 1 ? (int)cpus - 1 : -1;
-	pin_to(cpus > 1 ? 0 : -1);
+	pin_to(cpus > 1 ? 0 : -1, "single_change");
 
 	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		die("private mount namespace");
@@ -440,12 +378,12 @@ int main(int argc, char **argv)
 					die("fork");
 				if (pid == 0) {
 					prctl(PR_SET_PDEATHSIG, SIGKILL);
-					pin_to(watcher_cpu);
+					pin_to(watcher_cpu, "single_change");
 					watcher_run((enum watcher)w, root, seen);
 				}
 				for (int t = 0; t < 60000 && !atomic_load(&seen->ready); t++)
 					usleep(1000);
-				settle(pid);
+				wait_quiet(pid, tree_cpu_ns);
 				for (int k = 0; k < K__N; k++)
 					if (k != K_PROPAGATION || propagation)
 						measure((enum watcher)w, pid, seen, (enum kind)k, r,
