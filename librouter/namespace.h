@@ -58,14 +58,14 @@ int mr__ns_open(mr_router *r, int nsfd, pid_t pid, const struct mr__ns_source *s
 		struct mr__ns **ret);
 void mr__ns_close(struct mr__ns *ns, struct mr__reactor *re);
 /*
- * The statmount(2)/listmount(2) readers for sources whose records carry
- * 64-bit mount IDs: one mount, or the whole table.  Syscalls are counted.
- */
-/*
  * A subscriber asking for @kinds was attached to @ns (@delta 1) or detached
  * (-1): its counts and the kinds its source must look for.  O(kinds).
  */
 void mr__ns_count_sub(struct mr__ns *ns, uint32_t kinds, int delta);
+/*
+ * The statmount(2)/listmount(2) readers for sources whose records carry
+ * 64-bit mount IDs: one mount, or the whole table.  Syscalls are counted.
+ */
 int mr__ns_statmount(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret);
 int mr__ns_listmount(struct mr__ns *ns, struct mr__table *ret);
 

@@ -90,7 +90,12 @@ static void add_sub(mr_router *r, struct mr_sub *s)
 	s->attached = true;
 	mr__ns_count_sub(s->ns, s->kinds, 1);
 	mr__router_due(s->ns); /* its source may now look for more */
-	if ((s->flags & MR_SUB_SNAPSHOT) && !mr__recovery_send_snapshot(r, s, MR_EVF_LATE_JOIN))
+	if (!(s->flags & MR_SUB_SNAPSHOT))
+		return;
+	/* A source that put off looking for changes looks now: the snapshot is current. */
+	if (s->ns->ops->settle)
+		s->ns->ops->settle(s->ns);
+	if (!mr__recovery_send_snapshot(r, s, MR_EVF_LATE_JOIN))
 		mr__route_mark_overrun(r, s);
 }
 

@@ -95,9 +95,6 @@ static struct mr__event *subtree_snapshot(struct mr_sub *s)
 	struct snap_ctx c = {.prefix = s->prefix};
 	struct mr__event *ev = NULL;
 
-	/* A source that put off looking for attribute changes looks now. */
-	if (s->ns->ops->settle)
-		s->ns->ops->settle(s->ns);
 	mr__mirror_each(&s->ns->mirror, snap_one, &c);
 	if (!c.err)
 		c.err = mr__mirror_sort_parents_first(&s->ns->mirror, c.t.v, c.t.n);

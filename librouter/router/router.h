@@ -128,6 +128,7 @@ void mr__unmount_tree(struct mr__ns *ns, struct mr__mount *top);
 
 /* recovery.c */
 void mr__recovery_resync(struct mr__ns *ns);
+/* @s's subtree as the mirror has it now: the caller settles the source first. */
 bool mr__recovery_send_snapshot(mr_router *r, struct mr_sub *s, uint32_t flags);
 void mr__recovery_catch_up(mr_router *r);
 void mr__recovery_tell_ns_gone(mr_router *r, struct mr__ns *ns);
