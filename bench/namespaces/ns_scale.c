@@ -5,19 +5,19 @@
  *
  *   ns_scale [--namespaces 1,100,300,1000] [--mounts-per-ns 20]
  *            [--sources fanotify,listmount,mountinfo] [--changes 40]
- *            [--interval-ms 30] [--json FILE]
+ *            [--interval-ms 30] [--rounds 1] [--json FILE]
  *
- * In a private mount namespace (tmpfs root under /tmp), for each count K
- * (smallest first; the namespaces of a smaller K are kept and more added):
- * K mount namespaces (namespaces.c), each a copy of this one's table plus a
- * tmpfs with --mounts-per-ns tmpfs mounts under it.  Then for each source,
- * in a child process of its own, a router watching all K as `mountwatch -A`
- * does (watcher.c).  Per source and K:
+ * In a private mount namespace (tmpfs root under /tmp): as many mount
+ * namespaces as the largest count K (namespaces.c), each a copy of this
+ * one's table plus a tmpfs with --mounts-per-ns tmpfs mounts under it.
+ * Then, --rounds times, for each K and each source in turn, in a child
+ * process of its own, a router watching the first K as `mountwatch -A`
+ * does (watcher.c).  Per source and K, over all its rounds:
  *  - setup: the wall time and the watcher's CPU to add the K namespaces,
  *    subscribe to each and have the router take them over; its VmRSS
  *    then, its VmHWM (the peak, setup included), and the KB each
  *    namespace costs: (RSS at K - RSS at K0) / (K - K0), K0 the smallest
- *    count measured on that source;
+ *    count measured on that source (these from the last round);
  *  - --changes probes mounted in the busy namespace, one at a time, each
  *    waited for until the watcher holds it, then unmounted the same way:
  *    per change the CPU of all the watcher's threads (its process CPU
@@ -95,11 +95,11 @@ static void json_line(FILE *js, const struct result *res, const struct result *b
 	if (kb_per_ns(res, base, &kb))
 		fprintf(js, "\"kb_per_ns\":%.2f,\"kb_per_ns_over\":%u,", kb, base->k);
 	fprintf(js,
-		"\"changes\":%u,\"interval_ms\":%u,\"cpu_mount_us\":%.2f,\"cpu_umount_us\":%.2f,"
+		"\"changes\":%u,\"rounds\":%u,\"interval_ms\":%u,\"cpu_mount_us\":%.2f,\"cpu_umount_us\":%.2f,"
 		"\"syscalls_per_change\":%.2f,\"mount_p50_us\":%.2f,\"mount_p99_us\":%.2f,"
 		"\"umount_p50_us\":%.2f,\"umount_p99_us\":%.2f,\"missed\":%u,\"stray\":%llu,"
 		"\"check\":\"%s\"}\n",
-		changes, interval_ms, res->cpu_mount, res->cpu_umount, res->syscalls,
+		changes, rounds, interval_ms, res->cpu_mount, res->cpu_umount, res->syscalls,
 		res->mount_p50, res->mount_p99, res->umount_p50, res->umount_p99, res->missed,
 		(unsigned long long)r->stray, res->check);
 	fflush(js);
@@ -135,13 +135,14 @@ static int usage(int code)
 {
 	fprintf(code ? stderr : stdout,
 		"usage: ns_scale [--namespaces K,K..] [--mounts-per-ns N] [--sources S,S..]\n"
-		"                [--changes N] [--interval-ms MS] [--json FILE]\n"
+		"                [--changes N] [--interval-ms MS] [--rounds R] [--json FILE]\n"
 		"  --namespaces    namespace counts, 1..%u each, at most %u (1,100,300,1000)\n"
 		"  --mounts-per-ns tmpfs mounts in each namespace's tree, 0..1000 (20)\n"
 		"  --sources       of fanotify, listmount, mountinfo, watch_mount "
 		"(fanotify,listmount,mountinfo)\n"
 		"  --changes       probes mounted and unmounted per run, 1..100000 (40)\n"
 		"  --interval-ms   quiet time after each change, 0..10000 (30)\n"
+		"  --rounds        runs of each source and count, taken in turn, 1..64 (1)\n"
 		"  --json FILE     one JSON line per source and count, too\n"
 		"Needs root: it makes mount namespaces and watches other processes' ones.\n",
 		MAX_NAMESPACES, MAX_SIZES);
@@ -251,9 +252,9 @@ static void say_machine(unsigned mounts_each, unsigned mounts_per_ns)
 		fclose(f);
 	uname(&u);
 	fprintf(stderr, "ns_scale: Linux %s, %s, %ld CPUs; each namespace holds %u mounts (%u of "
-			"its own); %u changes per run, %u ms apart\n",
+			"its own); %u changes per run, %u ms apart, %u round%s\n",
 		u.release, cpu, sysconf(_SC_NPROCESSORS_ONLN), mounts_each, mounts_per_ns + 1,
-		2 * changes, interval_ms);
+		2 * changes, interval_ms, rounds, rounds == 1 ? "" : "s");
 }
 
 int main(int argc, char **argv)
@@ -262,6 +263,7 @@ int main(int argc, char **argv)
 		{"namespaces", required_argument, 0, 'n'}, {"mounts-per-ns", required_argument, 0, 'm'},
 		{"sources", required_argument, 0, 's'},    {"changes", required_argument, 0, 'c'},
 		{"interval-ms", required_argument, 0, 'i'}, {"json", required_argument, 0, 'j'},
+		{"rounds", required_argument, 0, 'r'},
 		{"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
 	unsigned sizes[MAX_SIZES] = {1, 100, 300, 1000}, n_sizes = 4, mounts_per_ns = 20;
 	const char *sources[MAX_SOURCES] = {"fanotify", "listmount", "mountinfo"};
@@ -289,6 +291,9 @@ int main(int argc, char **argv)
 			break;
 		case 'j':
 			json = optarg;
+			break;
+		case 'r':
+			ok = parse_uint(optarg, 1, 64, &rounds);
 			break;
 		case 'h':
 			return usage(0);
@@ -336,35 +341,45 @@ int main(int argc, char **argv)
 	if (rep == MAP_FAILED || (json && !js) || !results)
 		die(json && !js ? json : "setup");
 
+	/*
+	 * Every namespace up front, then the rounds: each round runs every
+	 * K and source in turn, so that a drift of the machine's load over
+	 * minutes falls on every cell alike instead of on the later ones.
+	 */
 	struct ns_holders h;
 	ns_holders_init(&h, root, mounts_per_ns, biggest);
-	unsigned mounts_each = 0;
-	for (unsigned z = 0; z < n_sizes; z++) {
-		ns_holders_grow(&h, sizes[z]);
-		if (!mounts_each) {
-			mounts_each = ns_holders_mounts_each(&h);
-			say_machine(mounts_each, mounts_per_ns);
-		}
-		for (unsigned i = 0; i < n_sources; i++) {
-			struct result *res = &results[i * n_sizes + z], *base = NULL;
-			res->source = sources[i];
-			res->k = sizes[z];
-			res->mounts_expected = sizes[z] * mounts_each;
-			if (left_out[i] < 0)
-				snprintf(res->why, sizeof(res->why), "left out: needs %s: %s",
-					 watcher_needs(sources[i]), strerror(-left_out[i]));
-			else
-				run_one(&h, rep, watcher_cpu, res);
-			for (unsigned b = 0; b <= z && !base; b++)
-				if (!results[i * n_sizes + b].why[0])
-					base = &results[i * n_sizes + b];
-			fprintf(stderr, "ns_scale: %s, %u namespaces: %s\n", res->source, res->k,
-				res->why[0] ? res->why : res->check);
+	ns_holders_grow(&h, biggest);
+	unsigned mounts_each = ns_holders_mounts_each(&h);
+	say_machine(mounts_each, mounts_per_ns);
+	for (unsigned round = 0; round < rounds; round++)
+		for (unsigned z = 0; z < n_sizes; z++)
+			for (unsigned i = 0; i < n_sources; i++) {
+				struct result *res = &results[i * n_sizes + z];
+				res->source = sources[i];
+				res->k = sizes[z];
+				res->mounts_expected = sizes[z] * mounts_each;
+				if (left_out[i] < 0)
+					snprintf(res->why, sizeof(res->why),
+						 "left out: needs %s: %s", watcher_needs(sources[i]),
+						 strerror(-left_out[i]));
+				else
+					run_one(&h, rep, watcher_cpu, res);
+				fprintf(stderr, "ns_scale: round %u, %s, %u namespaces: %s\n",
+					round + 1, res->source, res->k,
+					res->why[0] ? res->why : res->check);
+			}
+	ns_holders_end(&h);
+	for (unsigned i = 0; i < n_sources; i++) {
+		const struct result *base = NULL;
+		for (unsigned z = 0; z < n_sizes; z++) {
+			struct result *res = &results[i * n_sizes + z];
+			run_finish(res);
+			if (!base && !res->why[0])
+				base = res;
 			if (js)
 				json_line(js, res, base, mounts_per_ns);
 		}
 	}
-	ns_holders_end(&h);
 
 	printf("| source | namespaces K | mounts | setup ms | setup CPU ms | RSS MB | peak RSS MB "
 	       "| KB/namespace, (RSS - RSS at K=%u) / (K - %u) | CPU us/mount | CPU us/umount "

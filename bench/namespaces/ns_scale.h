@@ -84,6 +84,13 @@ int watcher_probe(const char *source);
 const char *watcher_needs(const char *source);
 
 /* One source at one namespace count: a row of the table. */
+/* Per change, over every round of one cell: CPU us, latency us; mounts and unmounts apart. */
+struct samples {
+	double *cpu[2], *lat[2];
+	unsigned n_cpu[2], n_lat[2];
+	unsigned missed;
+};
+
 struct result {
 	const char *source;
 	unsigned k;                 /* namespaces watched */
@@ -95,17 +102,21 @@ struct result {
 	double syscalls;            /* the router's, per change */
 	double mount_p50, mount_p99, umount_p50, umount_p99; /* us */
 	unsigned missed;            /* changes the watcher never held (5 s each) */
+	struct samples samples;     /* every round's, summed up by run_finish() */
 };
 
-/* run.c: the changes each run makes, and the quiet time after each. */
-extern unsigned changes, interval_ms;
+/* run.c: the changes each run makes, the quiet time after each, and the runs a cell gets. */
+extern unsigned changes, interval_ms, rounds;
 /*
  * Runs the watcher on @res->source over the first @res->k namespaces of @h
  * in a child process pinned to @watcher_cpu (-1: anywhere), makes the
- * changes and fills @res: its figures and check, or why it has none (setup
- * failed).  @rep: the page shared with the watcher.
+ * changes and adds them to @res: its samples, setup figures and check
+ * (the first finding of any round), or why it has none (setup failed).
+ * @rep: the page shared with the watcher.
  */
 void run_one(struct ns_holders *h, struct ns_report *rep, int watcher_cpu, struct result *res);
+/* The medians and percentiles of @res over all its rounds; frees its samples. */
+void run_finish(struct result *res);
 
 uint64_t now_ns(void);
 /* Says what failed, with errno, and leaves with 1 (ns_scale.c). */

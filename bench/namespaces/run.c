@@ -19,14 +19,7 @@
 #include "ns_scale.h"
 #include "watcher_cost.h"
 
-unsigned changes = 40, interval_ms = 30;
-
-/* Per change, over one run: CPU us, latency us; mounts and unmounts apart. */
-struct samples {
-	double *cpu[2], *lat[2];
-	unsigned n_cpu[2], n_lat[2];
-	unsigned missed;
-};
+unsigned changes = 40, interval_ms = 30, rounds = 1;
 
 /*
  * One change in the busy namespace (@op: 'm' mount, 'u' unmount), for the
@@ -77,17 +70,21 @@ static void note(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The end-of-run check: "ok", or each thing that was not so. */
-static void check(struct result *res, uint64_t taken)
+/*
+ * The end-of-run check: "ok", or each thing that was not so.  A cell's
+ * first round that was not ok is the one its check names.
+ */
+static void check(struct result *res, uint64_t taken, unsigned missed)
 {
 	const struct ns_report *rep = &res->rep;
 	uint64_t want = 2ull * changes;
-	char *c = res->check;
-	size_t len = sizeof(res->check);
+	char c[sizeof(res->check)] = "";
+	size_t len = sizeof(c);
 
-	c[0] = 0;
-	if (res->missed)
-		note(c, len, "%u missed", res->missed);
+	if (res->check[0] && strcmp(res->check, "ok"))
+		return;
+	if (missed)
+		note(c, len, "%u missed", missed);
 	if (taken > want)
 		note(c, len, "%llu events more than changes", (unsigned long long)(taken - want));
 	if (rep->stray)
@@ -101,24 +98,22 @@ static void check(struct result *res, uint64_t taken)
 		     res->mounts_expected);
 	if (atomic_load(&rep->state) != NS_DONE)
 		note(c, len, "no end-of-run report");
-	if (!c[0])
-		snprintf(c, len, "ok");
+	snprintf(res->check, sizeof(res->check), "%s", c[0] ? c : "ok");
 }
 
 void run_one(struct ns_holders *h, struct ns_report *rep, int watcher_cpu, struct result *res)
 {
-	static struct samples samples;
-	struct samples *s = &samples;
+	struct samples *s = &res->samples;
+	unsigned missed0 = s->missed;
 	int quit[2];
 
+	if (res->why[0])
+		return; /* an earlier round could not set up: no figures */
 	for (int u = 0; u < 2; u++)
-		if ((!s->cpu[u] && !(s->cpu[u] = calloc(changes, sizeof(double)))) ||
-		    (!s->lat[u] && !(s->lat[u] = calloc(changes, sizeof(double)))))
+		if ((!s->cpu[u] && !(s->cpu[u] = calloc((size_t)rounds * changes, sizeof(double)))) ||
+		    (!s->lat[u] && !(s->lat[u] = calloc((size_t)rounds * changes, sizeof(double)))))
 			die("calloc");
 	memset(rep, 0, sizeof(*rep));
-	memset(s->n_cpu, 0, sizeof(s->n_cpu));
-	memset(s->n_lat, 0, sizeof(s->n_lat));
-	s->missed = 0;
 	if (pipe(quit) < 0)
 		die("pipe");
 	fflush(NULL);
@@ -160,7 +155,7 @@ void run_one(struct ns_holders *h, struct ns_report *rep, int watcher_cpu, struc
 		measure(h, pid, rep, 'u', s);
 	}
 	uint64_t taken = atomic_load(&rep->count) - count0;
-	res->syscalls = (double)(atomic_load(&rep->syscalls) - sys0) / (2.0 * changes);
+	res->syscalls += (double)(atomic_load(&rep->syscalls) - sys0) / (2.0 * changes * rounds);
 	(void)!write(quit[1], "q", 1);
 	for (int t = 0; t < 30000 && atomic_load(&rep->state) != NS_DONE; t++)
 		usleep(1000);
@@ -170,12 +165,23 @@ void run_one(struct ns_holders *h, struct ns_report *rep, int watcher_cpu, struc
 
 	res->rep = *rep;
 	res->missed = s->missed;
+	check(res, taken, s->missed - missed0);
+}
+
+void run_finish(struct result *res)
+{
+	struct samples *s = &res->samples;
+
 	res->cpu_mount = median(s->cpu[0], s->n_cpu[0]);
 	res->cpu_umount = median(s->cpu[1], s->n_cpu[1]);
 	res->mount_p50 = percentile(s->lat[0], s->n_lat[0], 50);
 	res->mount_p99 = percentile(s->lat[0], s->n_lat[0], 99);
 	res->umount_p50 = percentile(s->lat[1], s->n_lat[1], 50);
 	res->umount_p99 = percentile(s->lat[1], s->n_lat[1], 99);
-	check(res, taken);
+	for (int u = 0; u < 2; u++) {
+		free(s->cpu[u]);
+		free(s->lat[u]);
+	}
+	*s = (struct samples){0};
 }
 
