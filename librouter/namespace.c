@@ -20,7 +20,6 @@
 #include "mirror/mirror.h"
 #include "mirror/mount.h"
 #include "probe.h"
-#include "router/upcalls.h"
 #include "sources/source.h"
 #include "trie.h"
 #include "mountrouter-uapi.h"
@@ -160,9 +159,6 @@ fail:
 
 void mr__ns_count_sub(struct mr__ns *ns, uint32_t kinds, int delta)
 {
-	ns->n_subs += (unsigned)delta;
-	if (kinds & MR__ATTR_KINDS)
-		ns->n_attr_subs += (unsigned)delta;
 	for (unsigned k = 0; k < MR_KIND_LIMIT; k++) {
 		if (!(kinds & MR_KIND(k)))
 			continue;

@@ -25,8 +25,6 @@ struct mr__ns {
 	mr_router *r;
 	struct mr__mirror mirror;
 	struct mr__trie *trie;
-	unsigned n_subs;
-	unsigned n_attr_subs; /* subscribers asking for READONLY or ATTR events */
 	unsigned subs_of_kind[MR_KIND_LIMIT]; /* subscribers asking for each kind */
 	uint32_t kinds_wanted; /* MR_KIND() of each kind some subscriber asks for */
 	const struct mr__source_ops *ops;
@@ -59,7 +57,7 @@ int mr__ns_open(mr_router *r, int nsfd, pid_t pid, const struct mr__ns_source *s
 void mr__ns_close(struct mr__ns *ns, struct mr__reactor *re);
 /*
  * A subscriber asking for @kinds was attached to @ns (@delta 1) or detached
- * (-1): its counts and the kinds its source must look for.  O(kinds).
+ * (-1): the kinds its source must look for.  O(kinds).
  */
 void mr__ns_count_sub(struct mr__ns *ns, uint32_t kinds, int delta);
 /*

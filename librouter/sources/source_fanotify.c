@@ -190,7 +190,7 @@ static void fan_after_batch(struct mr__ns *ns)
 		return; /* the kernel names every change: nothing to look for */
 
 	mr__pass_batch_end(&st->clock);
-	st->clock.wanted = ns->n_attr_subs > 0;
+	st->clock.wanted = (mr__router_kinds_wanted(ns) & MR__ATTR_KINDS) != 0;
 	/*
 	 * Nobody asks for what a POLLPRI could tell: stop polling, so that a
 	 * change costs one wake-up, not two.  Polling again later reports a
