@@ -9,6 +9,7 @@
  *                                        9, 10: listmount, mountinfo, one thread)
  *                 [--propagation]       (MS_SHARED too: FAN_MNT_ATTR_CHANGE kernels)
  *                 [--rounds 1]          (each watcher this many times, interleaved)
+ *                 [--interleave]        (every watcher and size at once, change by change)
  *
  * In a private mount namespace (tmpfs root under /tmp), for each table size
  * N: N tmpfs mounts, then for each watcher (watchers.c), in a child process
@@ -33,9 +34,14 @@
  * percentiles of all rounds' latencies together:
  * on a shared machine the load drifts over a minute, and a ratio of two
  * figures taken a minute apart measures the drift as much as the watchers.
+ * --interleave goes further (see interleave() below): each (watcher, size)
+ * in a namespace of its own, all at once, the changes dealt out one at a
+ * time to each in turn, and the ratios printed with their spread over the
+ * rounds.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -81,6 +87,8 @@ static bool sees(enum watcher w, enum kind k)
 
 static char root[64];
 static unsigned changes = 40, interval_ms = 30, findmnt_max = 3000, rounds = 1;
+static bool interleaved;
+static int watcher_cpu = -1; /* the last CPU, where every watcher runs; -1: one CPU */
 
 static void die(const char *what)
 {
@@ -160,7 +168,38 @@ struct cell {
 	unsigned n_cpu;      /* CPU samples held in cpu_us[] */
 	double *cpu_us;      /* each change's, changes * rounds */
 	double syscalls[64]; /* per round */
+	double round_cpu_us[64]; /* the median of each round's changes, set by report() */
 };
+
+/* Change @i of kind @k, for the watcher in @pid; its CPU and latency into @c. */
+static void one_change(enum watcher w, pid_t pid, struct seen *seen, enum kind k, unsigned i,
+		       struct cell *c)
+{
+	uint64_t before = atomic_load(&seen->count), cpu0 = tree_cpu_ns(pid);
+	if (op(k, i) < 0)
+		die(kind_name[k]);
+	uint64_t t = now_ns(), deadline = t + 5000000000ull;
+	bool got = false;
+	if (sees(w, k)) {
+		while (now_ns() < deadline) {
+			if (atomic_load(&seen->count) > before) {
+				got = true;
+				break;
+			}
+			usleep(20);
+		}
+	}
+	/* Seen before the syscall returned (a detach is posted first): 0. */
+	if (got) {
+		uint64_t at = atomic_load(&seen->last_ns);
+		c->lat[c->n++] = at > t ? at - t : 0;
+	}
+	else if (sees(w, k))
+		c->missed++;
+	/* Quiet between changes: whatever the watcher does after, it does now. */
+	usleep(interval_ms * 1000);
+	c->cpu_us[c->n_cpu++] = (double)(tree_cpu_ns(pid) - cpu0) / 1e3;
+}
 
 /* One kind of change, --changes times, for the watcher in @pid: round @r of @c. */
 static void measure(enum watcher w, pid_t pid, struct seen *seen, enum kind k, unsigned r,
@@ -168,32 +207,8 @@ static void measure(enum watcher w, pid_t pid, struct seen *seen, enum kind k, u
 {
 	uint64_t sys0 = atomic_load(&seen->syscalls);
 
-	for (unsigned i = 0; i < changes; i++) {
-		uint64_t before = atomic_load(&seen->count), cpu0 = tree_cpu_ns(pid);
-		if (op(k, i) < 0)
-			die(kind_name[k]);
-		uint64_t t = now_ns(), deadline = t + 5000000000ull;
-		bool got = false;
-		if (sees(w, k)) {
-			while (now_ns() < deadline) {
-				if (atomic_load(&seen->count) > before) {
-					got = true;
-					break;
-				}
-				usleep(20);
-			}
-		}
-		/* Seen before the syscall returned (a detach is posted first): 0. */
-		if (got) {
-			uint64_t at = atomic_load(&seen->last_ns);
-			c->lat[c->n++] = at > t ? at - t : 0;
-		}
-		else if (sees(w, k))
-			c->missed++;
-		/* Quiet between changes: whatever the watcher does after, it does now. */
-		usleep(interval_ms * 1000);
-		c->cpu_us[c->n_cpu++] = (double)(tree_cpu_ns(pid) - cpu0) / 1e3;
-	}
+	for (unsigned i = 0; i < changes; i++)
+		one_change(w, pid, seen, k, i, c);
 	c->syscalls[r] = (double)(atomic_load(&seen->syscalls) - sys0) / changes;
 }
 
@@ -215,6 +230,42 @@ static double percentile_us(struct cell *c, unsigned pct)
 	return (double)c->lat[i < c->n ? i : c->n - 1] / 1e3;
 }
 
+/* The rows of watcher @w at @mounts, from its cells over every round. */
+static void report(unsigned mounts, enum watcher w, struct cell cells[K__N], FILE *js)
+{
+	for (int k = 0; k < K__N; k++) {
+		if (k == K_PROPAGATION && !propagation)
+			continue;
+		struct cell *c = &cells[k];
+		/* Before median() below sorts the changes out of their rounds. */
+		for (unsigned r = 0; r < rounds && c->n_cpu == changes * rounds; r++) {
+			double v[changes];
+			memcpy(v, c->cpu_us + r * changes, sizeof(v));
+			c->round_cpu_us[r] = median(v, changes);
+		}
+		double cpu_mean = mean(c->cpu_us, c->n_cpu);
+		double cpu = median(c->cpu_us, c->n_cpu), sys = median(c->syscalls, rounds);
+		double p50 = percentile_us(c, 50), p99 = percentile_us(c, 99);
+		bool seen_kind = sees(w, (enum kind)k);
+		if (!seen_kind)
+			printf("| %u | %s | %s | %.1f | | | | n/a |\n", mounts, watcher_name[w],
+			       kind_name[k], cpu);
+		else
+			printf("| %u | %s | %s | %.1f | %.1f | %.1f | %.1f | %u |\n", mounts,
+			       watcher_name[w], kind_name[k], cpu, sys, p50, p99, c->missed);
+		fflush(stdout);
+		if (js)
+			fprintf(js,
+				"{\"mounts\":%u,\"watcher\":\"%s\",\"kind\":\"%s\","
+				"\"sees\":%s,\"cpu_us\":%.2f,\"cpu_mean_us\":%.2f,"
+				"\"syscalls\":%.2f,\"p50_us\":%.2f,\"p99_us\":%.2f,"
+				"\"missed\":%u,\"rounds\":%u,\"interleaved\":%s}\n",
+				mounts, watcher_name[w], kind_name[k], seen_kind ? "true" : "false",
+				cpu, cpu_mean, sys, p50, p99, c->missed, rounds,
+				interleaved ? "true" : "false");
+	}
+}
+
 static void mkdirs(const char *fmt, unsigned n)
 {
 	char p[512];
@@ -226,6 +277,172 @@ static void mkdirs(const char *fmt, unsigned n)
 	}
 }
 
+/*
+ * Starts watcher @w in a child process of its own, in the mount namespace
+ * @ns (-1: this one), and returns once it is past its start-up work.
+ */
+static pid_t start_watcher(enum watcher w, int ns, struct seen *seen)
+{
+	memset(seen, 0, sizeof(*seen));
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (ns >= 0 && setns(ns, CLONE_NEWNS) < 0)
+			die("setns (watcher)");
+		pin_to(watcher_cpu, "single_change");
+		watcher_run(w, root, seen);
+	}
+	for (int t = 0; t < 60000 && !atomic_load(&seen->ready); t++)
+		usleep(1000);
+	wait_quiet(pid, tree_cpu_ns);
+	return pid;
+}
+
+static void fill(unsigned from, unsigned to)
+{
+	char p[512];
+
+	for (unsigned i = from; i < to; i++) {
+		at(p, sizeof(p), "fill/%u", i);
+		if (mount("fill", p, "tmpfs", 0, "size=16k") < 0)
+			die("fill mount");
+	}
+}
+
+/*
+ * --interleave: every watcher at every table size at once, each in a mount
+ * namespace of its own that holds its N mounts, with the changes dealt out
+ * in turn: change i of a kind goes to every (watcher, size) before change
+ * i + 1 goes to any.  Two figures compared are then taken a few hundred ms
+ * apart, not seconds or a minute, so the machine's drift moves both alike.
+ * A watcher wakes only for its own namespace: fanotify marks a namespace,
+ * and mountinfo polls its reader's.
+ */
+struct lane {
+	enum watcher w;
+	unsigned mounts;
+	int ns;
+	pid_t pid;
+	struct seen *seen;
+	struct cell cells[K__N];
+};
+
+/* Each kind's per-round ratios of @a to @b: "1.2x (1.0-1.4)"; "n/a" without rounds. */
+static void print_ratio(const struct cell *a, const struct cell *b)
+{
+	double lo = 0, hi = 0;
+
+	/* A kind the watcher cannot see has no changes to compare. */
+	if (!a->n_cpu || !b->n_cpu || !median((double *)b->cpu_us, b->n_cpu)) {
+		printf(" n/a |");
+		return;
+	}
+	for (unsigned r = 0; r < rounds; r++) {
+		double x = b->round_cpu_us[r] ? a->round_cpu_us[r] / b->round_cpu_us[r] : 0;
+		lo = r == 0 || x < lo ? x : lo;
+		hi = r == 0 || x > hi ? x : hi;
+	}
+	/* The ratio of the medians of all changes; report() left cpu_us sorted. */
+	double ma = median((double *)a->cpu_us, a->n_cpu), mb = median((double *)b->cpu_us, b->n_cpu);
+	printf(" %.2fx (%.2f-%.2f) |", ma / mb, lo, hi);
+}
+
+static void ratios(struct lane *lanes, unsigned n_lanes)
+{
+	static const enum kind topology[] = {K_MOUNT, K_UMOUNT, K_MOVE, K_BIND};
+	static const enum kind every[] = {K_MOUNT, K_UMOUNT, K_MOVE, K_BIND, K_RO, K_SETATTR};
+
+	printf("\nAgainst the floor at the same size: the ratio of the medians of every "
+	       "change, and in brackets the lowest and highest ratio of one round's medians.\n\n"
+	       "| mounts | watcher | mount | umount | move | bind |\n|---:|---|---:|---:|---:|---:|\n");
+	for (unsigned i = 0; i < n_lanes; i++) {
+		struct lane *floor = NULL;
+		for (unsigned j = 0; j < n_lanes; j++)
+			if (lanes[j].w == W_FLOOR && lanes[j].mounts == lanes[i].mounts)
+				floor = &lanes[j];
+		if (!floor || &lanes[i] == floor)
+			continue;
+		printf("| %u | %s |", lanes[i].mounts, watcher_name[lanes[i].w]);
+		for (unsigned k = 0; k < sizeof(topology) / sizeof(topology[0]); k++)
+			print_ratio(&lanes[i].cells[topology[k]], &floor->cells[topology[k]]);
+		printf("\n");
+	}
+	printf("\nEach watcher's largest table against its smallest, the same way.\n\n"
+	       "| watcher | sizes | mount | umount | move | bind | ro remount | setattr |\n"
+	       "|---|---|---:|---:|---:|---:|---:|---:|\n");
+	for (unsigned i = 0; i < n_lanes; i++) {
+		struct lane *small = &lanes[i], *big = &lanes[i];
+		for (unsigned j = 0; j < n_lanes; j++) {
+			if (lanes[j].w != lanes[i].w)
+				continue;
+			if (lanes[j].mounts < small->mounts)
+				small = &lanes[j];
+			if (lanes[j].mounts > big->mounts)
+				big = &lanes[j];
+		}
+		/* One row a watcher: at its smallest lane. */
+		if (small != &lanes[i] || big == small)
+			continue;
+		printf("| %s | %u / %u |", watcher_name[lanes[i].w], big->mounts, small->mounts);
+		for (unsigned k = 0; k < sizeof(every) / sizeof(every[0]); k++)
+			print_ratio(&big->cells[every[k]], &small->cells[every[k]]);
+		printf("\n");
+	}
+	fflush(stdout);
+}
+
+static void interleave(struct lane *lanes, unsigned n_lanes, FILE *js)
+{
+	int home = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	struct seen *seen = mmap(NULL, n_lanes * sizeof(*seen), PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (home < 0 || seen == MAP_FAILED)
+		die("interleave setup");
+	for (unsigned i = 0; i < n_lanes; i++) {
+		struct lane *l = &lanes[i];
+		/* A copy of this namespace (the tmpfs root, no fill), then its own N. */
+		if (unshare(CLONE_NEWNS) < 0)
+			die("unshare");
+		fill(0, l->mounts);
+		l->ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+		if (l->ns < 0 || setns(home, CLONE_NEWNS) < 0)
+			die("lane namespace");
+		l->seen = &seen[i];
+	}
+	for (unsigned i = 0; i < n_lanes; i++)
+		lanes[i].pid = start_watcher(lanes[i].w, lanes[i].ns, lanes[i].seen);
+	for (unsigned r = 0; r < rounds; r++) {
+		for (int k = 0; k < K__N; k++) {
+			if (k == K_PROPAGATION && !propagation)
+				continue;
+			uint64_t sys0[n_lanes];
+			for (unsigned i = 0; i < n_lanes; i++)
+				sys0[i] = atomic_load(&lanes[i].seen->syscalls);
+			for (unsigned c = 0; c < changes; c++) {
+				for (unsigned i = 0; i < n_lanes; i++) {
+					struct lane *l = &lanes[i];
+					if (setns(l->ns, CLONE_NEWNS) < 0)
+						die("setns");
+					one_change(l->w, l->pid, l->seen, (enum kind)k, c, &l->cells[k]);
+				}
+			}
+			for (unsigned i = 0; i < n_lanes; i++)
+				lanes[i].cells[k].syscalls[r] =
+					(double)(atomic_load(&lanes[i].seen->syscalls) - sys0[i]) / changes;
+		}
+	}
+	for (unsigned i = 0; i < n_lanes; i++) {
+		kill(lanes[i].pid, SIGKILL);
+		waitpid(lanes[i].pid, NULL, 0);
+	}
+	for (unsigned i = 0; i < n_lanes; i++)
+		report(lanes[i].mounts, lanes[i].w, lanes[i].cells, js);
+	ratios(lanes, n_lanes);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -235,12 +452,13 @@ int main(int argc, char **argv)
 		{"watchers", required_argument, 0, 'w'},
 		{"propagation", no_argument, 0, 'p'},
 		{"rounds", required_argument, 0, 'r'},
+		{"interleave", no_argument, 0, 'I'},
 		{0, 0, 0, 0}};
 	unsigned sizes[16] = {1000, 3000, 10000, 30000}, n_sizes = 4;
 	const char *json = NULL, *only = NULL;
 	int o;
 
-	while ((o = getopt_long(argc, argv, "m:c:i:f:j:w:pr:h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "m:c:i:f:j:w:pr:Ih", opts, NULL)) != -1) {
 		switch (o) {
 		case 'm':
 			n_sizes = 0;
@@ -268,16 +486,29 @@ int main(int argc, char **argv)
 		case 'r':
 			rounds = (unsigned)strtoul(optarg, NULL, 10);
 			break;
+		case 'I':
+			interleaved = true;
+			break;
 		default:
 			fprintf(stderr, "usage: single_change [--mounts N,N..] [--changes N] "
 					"[--interval-ms MS] [--findmnt-max N] [--json FILE] "
-					"[--watchers N,N..] [--propagation] [--rounds R]\n");
+					"[--watchers N,N..] [--propagation] [--rounds R] "
+					"[--interleave]\n");
 			return o == 'h' ? 0 : 2;
 		}
 	}
 	if (!changes || changes > 100000 || !n_sizes) {
 		fprintf(stderr, "single_change: --changes must be 1..100000\n");
 		return 2;
+	}
+	for (unsigned s = 0; s < n_sizes; s++) {
+		/* A bind's source is fill/i: the smallest table must have --changes of them. */
+		if (sizes[s] < changes) {
+			fprintf(stderr, "single_change: --changes %u is more than --mounts %u: each "
+					"bind change binds one of the table's mounts\n",
+				changes, sizes[s]);
+			return 2;
+		}
 	}
 	if (!rounds || rounds > 64) {
 		fprintf(stderr, "single_change: --rounds must be 1..64\n");
@@ -286,7 +517,7 @@ int main(int argc, char **argv)
 
 	/* One CPU: nothing to pin apart. */
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int watcher_cpu = cpus > 1 ? (int)cpus - 1 : -1;
+	watcher_cpu = cpus > 1 ? (int)cpus - 1 : -1;
 	pin_to(cpus > 1 ? 0 : -1, "single_change");
 
 	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -331,7 +562,8 @@ int main(int argc, char **argv)
 	FILE *js = json ? fopen(json, "w") : NULL;
 	if (seen == MAP_FAILED || (json && !js))
 		die("setup");
-	unsigned built = 0;
+	unsigned built = 0, n_lanes = 0;
+	static struct lane lanes[16 * W__N];
 	printf("| mounts | watcher | kind | CPU us/change | syscalls/change | latency p50 us | p99 us | missed |\n");
 	printf("|---:|---|---|---:|---:|---:|---:|---:|\n");
 	static struct cell cells[W__N][K__N];
@@ -341,11 +573,9 @@ int main(int argc, char **argv)
 			    !(cells[w][k].cpu_us = calloc((size_t)changes * rounds, sizeof(double))))
 				die("calloc");
 	for (unsigned s = 0; s < n_sizes; s++) {
-		for (; built < sizes[s]; built++) {
-			at(p, sizeof(p), "fill/%u", built);
-			if (mount("fill", p, "tmpfs", 0, "size=16k") < 0)
-				die("fill mount");
-		}
+		if (!interleaved)
+			fill(built, sizes[s]);
+		built = sizes[s] > built ? sizes[s] : built;
 		bool ran[W__N] = {false};
 		for (int w = 0; w < W__N; w++) {
 			for (int k = 0; k < K__N; k++)
@@ -368,22 +598,27 @@ int main(int argc, char **argv)
 			}
 			ran[w] = usable[w];
 		}
+		if (interleaved) {
+			for (int w = 0; w < W__N; w++) {
+				if (!ran[w])
+					continue;
+				struct lane *l = &lanes[n_lanes++];
+				l->w = (enum watcher)w;
+				l->mounts = sizes[s];
+				for (int k = 0; k < K__N; k++)
+					if (!(l->cells[k].lat = calloc((size_t)changes * rounds,
+								       sizeof(uint64_t))) ||
+					    !(l->cells[k].cpu_us = calloc((size_t)changes * rounds,
+									  sizeof(double))))
+						die("calloc");
+			}
+			continue;
+		}
 		for (unsigned r = 0; r < rounds; r++) {
 			for (int w = 0; w < W__N; w++) {
 				if (!ran[w])
 					continue;
-				memset(seen, 0, sizeof(*seen));
-				pid_t pid = fork();
-				if (pid < 0)
-					die("fork");
-				if (pid == 0) {
-					prctl(PR_SET_PDEATHSIG, SIGKILL);
-					pin_to(watcher_cpu, "single_change");
-					watcher_run((enum watcher)w, root, seen);
-				}
-				for (int t = 0; t < 60000 && !atomic_load(&seen->ready); t++)
-					usleep(1000);
-				wait_quiet(pid, tree_cpu_ns);
+				pid_t pid = start_watcher((enum watcher)w, -1, seen);
 				for (int k = 0; k < K__N; k++)
 					if (k != K_PROPAGATION || propagation)
 						measure((enum watcher)w, pid, seen, (enum kind)k, r,
@@ -393,35 +628,12 @@ int main(int argc, char **argv)
 				/* The probes back where the next watcher expects them: unmounted. */
 			}
 		}
-		for (int w = 0; w < W__N; w++) {
-			for (int k = 0; k < K__N && ran[w]; k++) {
-				if (k == K_PROPAGATION && !propagation)
-					continue;
-				struct cell *c = &cells[w][k];
-				double cpu_mean = mean(c->cpu_us, c->n_cpu);
-				double cpu = median(c->cpu_us, c->n_cpu), sys = median(c->syscalls, rounds);
-				double p50 = percentile_us(c, 50), p99 = percentile_us(c, 99);
-				bool seen_kind = sees((enum watcher)w, (enum kind)k);
-				if (!seen_kind)
-					printf("| %u | %s | %s | %.1f | | | | n/a |\n", sizes[s],
-					       watcher_name[w], kind_name[k], cpu);
-				else
-					printf("| %u | %s | %s | %.1f | %.1f | %.1f | %.1f | %u |\n",
-					       sizes[s], watcher_name[w], kind_name[k], cpu, sys, p50, p99,
-					       c->missed);
-				fflush(stdout);
-				if (js)
-					fprintf(js,
-						"{\"mounts\":%u,\"watcher\":\"%s\",\"kind\":\"%s\","
-						"\"sees\":%s,\"cpu_us\":%.2f,\"cpu_mean_us\":%.2f,"
-						"\"syscalls\":%.2f,\"p50_us\":%.2f,\"p99_us\":%.2f,"
-						"\"missed\":%u,\"rounds\":%u}\n",
-						sizes[s], watcher_name[w], kind_name[k],
-						seen_kind ? "true" : "false", cpu, cpu_mean, sys, p50, p99,
-						c->missed, rounds);
-			}
-		}
+		for (int w = 0; w < W__N; w++)
+			if (ran[w])
+				report(sizes[s], (enum watcher)w, cells[w], js);
 	}
+	if (interleaved)
+		interleave(lanes, n_lanes, js);
 	if (js)
 		fclose(js);
 	return 0;
