@@ -44,4 +44,21 @@ if grep -q "?" <(grep -A4 "^- against the floor" "$out/section.md"); then
 	exit 1
 fi
 [[ -s $out/single.svg ]] || { echo "no plot"; exit 1; }
-echo "single_change: $rows rows, none missed; report and section rendered"
+
+# --interleave: each (watcher, size) in a namespace of its own, changes dealt
+# out in turn; every change still seen, and both ratio tables printed.
+il="--mounts 100,200 --changes 3 --rounds 2 --watchers 0,3 --interleave"
+# shellcheck disable=SC2086
+"$build/bench/single_change" $il --json "$out/il.jsonl" >"$out/il.txt" 2>"$out/err" ||
+	{ cat "$out/err"; exit 1; }
+bad=$(jq -s 'map(select(has("kind") and (.interleaved != true or .rounds != 2 or .missed != 0
+	or (.sees and .cpu_us <= 0))))' "$out/il.jsonl")
+[[ $bad == "[]" ]] || { echo "interleaved rows missed, not marked or without CPU: $bad"; exit 1; }
+# 2 watchers x 2 sizes x 7 kinds.
+rows=$(jq -s 'map(select(has("kind"))) | length' "$out/il.jsonl")
+[[ $rows == 28 ]] || { echo "interleaved: expected 28 rows, got $rows"; exit 1; }
+grep -Eq '^\| 200 \| mountrouter, fanotify, one thread, mount/umount/move only \| [0-9.]+x \(' "$out/il.txt" ||
+	{ echo "no ratio to the floor at 200 mounts:"; cat "$out/il.txt"; exit 1; }
+grep -Eq '^\| floor \(bare fanotify loop\) \| 200 / 100 \| [0-9.]+x .*\| n/a \| n/a \|$' "$out/il.txt" ||
+	{ echo "no flatness row for the floor (remounts n/a):"; cat "$out/il.txt"; exit 1; }
+echo "single_change: none missed, rounds and interleaved; report, section and ratios rendered"
