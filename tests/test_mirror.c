@@ -514,6 +514,99 @@ static int test_sync_duplicate_ids(void)
 	return 0;
 }
 
+/*
+ * A stack of mounts on one mount point is a chain as deep as the stack: a
+ * storm of mounts on one path makes thousands.  Ordering it parents first
+ * must cost O(n), not O(n x depth) (a 6,000-deep stack once held the
+ * router thread for seconds), and a depth found before the tree changed
+ * must not be reused after.
+ */
+enum { STACK = 20000 };
+
+/* Depth of @id in the stack 1 <- 2 <- ... <- STACK + 1 after @moved was re-parented onto 1. */
+static uint64_t stack_depth(uint64_t id, uint64_t moved)
+{
+	if (id == 1)
+		return 0;
+	return id < moved ? id - 1 : id - moved + 1;
+}
+
+static bool stack_ordered(struct mr__mount **v, size_t n, uint64_t moved)
+{
+	for (size_t i = 1; i < n; i++) {
+		uint64_t a = v[i - 1]->pub.id, b = v[i]->pub.id;
+		uint64_t da = stack_depth(a, moved), db = stack_depth(b, moved);
+		if (da > db || (da == db && a >= b))
+			return false;
+	}
+	return true;
+}
+
+static int count_gone(struct mr__mount *old, struct mr__mount *now, void *arg)
+{
+	uint64_t *last = arg;
+
+	/* Children first: each gone mount is the parent of the one before. */
+	if (!now && *last && old->pub.id != *last - 1)
+		return -EPROTO;
+	if (!now)
+		*last = old->pub.id;
+	return 0;
+}
+
+static int test_deep_stack(void)
+{
+	struct mr__mirror m;
+	struct mr__table t = { 0 };
+	struct mr__mount **v = calloc(STACK + 1, sizeof(*v)), *w[3];
+	size_t calls = 0;
+	uint64_t moved = STACK / 2, last = 0;
+
+	CHECK(v && mr__mirror_init(&m) == 0);
+	for (uint64_t id = 1; id <= STACK + 1; id++)
+		CHECK(mr__table_push(&t, mk(id, id == 1 ? 1 : id - 1, id == 1 ? "/" : "/s", "rw")) == 0);
+	CHECK(mr__mirror_sync(&m, &t, count_cb, &calls) == STACK + 1);
+
+	/* Shuffled, then parents first: exactly the stack, bottom up. */
+	for (size_t i = 0; i <= STACK; i++)
+		v[i] = mr__mirror_get(&m, 1 + (i * 7919) % (STACK + 1));
+	CHECK(mr__mirror_sort_parents_first(&m, v, STACK + 1) == 0);
+	CHECK(stack_ordered(v, STACK + 1, STACK + 2));
+
+	/* The same set, on its own: forward, then reversed. */
+	CHECK(mr__order_parents_first(v, STACK + 1, true) == 0);
+	for (size_t i = 0; i <= STACK; i++)
+		CHECK(v[i]->pub.id == STACK + 1 - i);
+	CHECK(mr__order_parents_first(v, STACK + 1, false) == 0);
+	CHECK(stack_ordered(v, STACK + 1, STACK + 2));
+
+	/* The middle of the stack moved onto the root: everything above it is shallower now. */
+	CHECK(mr__mirror_put(&m, mk(moved, 1, "/s", "rw")) == 0);
+	for (size_t i = 0; i <= STACK; i++)
+		v[i] = mr__mirror_get(&m, 1 + (i * 7919) % (STACK + 1));
+	CHECK(mr__mirror_sort_parents_first(&m, v, STACK + 1) == 0);
+	CHECK(stack_ordered(v, STACK + 1, moved));
+
+	/* A cycle, which only bad input makes, ends, and loses nothing. */
+	w[0] = mk(5, 6, "/c", "rw");
+	w[1] = mk(6, 5, "/c", "rw");
+	w[2] = mk(7, 7, "/", "rw");
+	CHECK(mr__order_parents_first(w, 3, false) == 0);
+	CHECK(w[0]->pub.id + w[1]->pub.id + w[2]->pub.id == 18 && w[0] != w[1] && w[1] != w[2]);
+	for (int i = 0; i < 3; i++)
+		mr__mount_unref(w[i]);
+
+	/* The whole stack gone (the root stays): reported top down. */
+	CHECK(mr__table_push(&t, mk(1, 1, "/", "rw")) == 0);
+	for (uint64_t id = 2; id < moved; id++)
+		CHECK(mr__table_push(&t, mk(id, id - 1, "/s", "rw")) == 0);
+	CHECK(mr__mirror_sync(&m, &t, count_gone, &last) == (int)(STACK - moved + 2));
+	free(v);
+	mr__table_clear(&t);
+	mr__mirror_free(&m);
+	return 0;
+}
+
 int main(void)
 {
 	int fails = 0;
@@ -531,5 +624,6 @@ int main(void)
 	fails += RUN(test_sync_idempotent) != T_EXIT_PASS;
 	fails += RUN(test_sync_callback_error) != T_EXIT_PASS;
 	fails += RUN(test_sync_large) != T_EXIT_PASS;
+	fails += RUN(test_deep_stack) != T_EXIT_PASS;
 	return fails ? 1 : 0;
 }

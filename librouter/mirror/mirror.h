@@ -49,6 +49,7 @@ struct mr__mirror {
 	 */
 	_Atomic uint64_t *total;
 	uint32_t gen;
+	uint32_t depth_pass; /* mr__mirror_depth_pass() */
 	struct mr__key_index sbs;     /* mounts by superblock (mirror.c) */
 	struct mr__key_index parents; /* mounts by parent ID */
 };
@@ -75,10 +76,21 @@ struct mr__mount *mr__mirror_take(struct mr__mirror *m, uint64_t id);
  */
 bool mr__mirror_sb_get(const struct mr__mirror *m, uint32_t major, uint32_t minor,
 		       uint32_t *ret_sb_flags, uint32_t *ret_sb_opts);
-/* How many ancestors of @mnt the mirror holds (0: the root, or an orphan). */
-uint32_t mr__mirror_depth(const struct mr__mirror *m, const struct mr__mount *mnt);
-/* Sorts @v parents first (tree depth, then path length, then ID); 0 or -ENOMEM. */
-int mr__mirror_sort_parents_first(const struct mr__mirror *m, struct mr__mount **v, size_t n);
+/*
+ * How many ancestors of @mnt the mirror holds (0: the root, or an orphan).
+ * The answer for @mnt and for every ancestor walked is kept in their
+ * records until the next mr__mirror_depth_pass(), so the depths of a whole
+ * set cost O(set + ancestors), not O(set x depth): a stack of thousands of
+ * mounts on one mount point is one chain thousands deep.  Begin a pass
+ * before the first call and again whenever the tree has changed.
+ */
+void mr__mirror_depth_pass(struct mr__mirror *m);
+uint32_t mr__mirror_depth(const struct mr__mirror *m, struct mr__mount *mnt);
+/*
+ * Sorts @v parents first (tree depth, then path length, then ID) in
+ * O(n log n + ancestors); 0 or -ENOMEM.
+ */
+int mr__mirror_sort_parents_first(struct mr__mirror *m, struct mr__mount **v, size_t n);
 
 /* Visits each mount; stops early if @fn returns non-zero and returns that. */
 int mr__mirror_each(const struct mr__mirror *m, int (*fn)(struct mr__mount *, void *), void *arg);

@@ -25,25 +25,48 @@ static uint32_t path_depth(const struct mr__mount *mnt)
 	return d;
 }
 
-uint32_t mr__mirror_depth(const struct mr__mirror *m, const struct mr__mount *mnt)
+void mr__mirror_depth_pass(struct mr__mirror *m)
 {
-	uint64_t id = mnt->pub.id, parent = mnt->pub.parent_id;
-	uint32_t d = 0;
+	/* Pass 0 is what new records carry: never use it. */
+	if (++m->depth_pass == 0) {
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->slots[i] && m->slots[i] != MR__MIRROR_TOMBSTONE)
+				m->slots[i]->depth_pass = 0;
+		m->depth_pass = 1;
+	}
+}
+
+uint32_t mr__mirror_depth(const struct mr__mirror *m, struct mr__mount *mnt)
+{
+	struct mr__mount *top = mnt;
+	uint32_t hops = 0, d;
 
 	/*
-	 * The namespace's root is its own parent (statmount) or names one
-	 * outside the table (mountinfo); the bound stops a cycle that bad
+	 * Up to the first record whose depth this pass knows, or to the top:
+	 * the namespace's root is its own parent (statmount) or names one
+	 * outside the table (mountinfo).  The bound stops a cycle that bad
 	 * input could make.
 	 */
-	while (parent != id && d < m->n) {
-		const struct mr__mount *p = mr__mirror_get(m, parent);
-
+	while (top->depth_pass != m->depth_pass && hops < m->n) {
+		struct mr__mount *p = top->pub.parent_id == top->pub.id ?
+					      NULL : mr__mirror_get(m, top->pub.parent_id);
 		if (!p)
 			break;
-		d++;
-		id = p->pub.id;
-		parent = p->pub.parent_id;
+		top = p;
+		hops++;
 	}
+	d = (top->depth_pass == m->depth_pass ? top->depth : 0) + hops;
+
+	/* The same walk again, leaving each depth behind for the next call. */
+	uint32_t at = d;
+	struct mr__mount *x = mnt;
+	for (uint32_t i = 0; i < hops; i++) {
+		x->depth = at--;
+		x->depth_pass = m->depth_pass;
+		x = mr__mirror_get(m, x->pub.parent_id);
+	}
+	x->depth = at;
+	x->depth_pass = m->depth_pass;
 	return d;
 }
 
@@ -94,7 +117,7 @@ static int snap_cmp(const void *a, const void *b)
 	return x->now->pub.id < y->now->pub.id ? -1 : x->now->pub.id > y->now->pub.id;
 }
 
-int mr__mirror_sort_parents_first(const struct mr__mirror *m, struct mr__mount **v, size_t n)
+int mr__mirror_sort_parents_first(struct mr__mirror *m, struct mr__mount **v, size_t n)
 {
 	struct ordered *o;
 
@@ -103,6 +126,7 @@ int mr__mirror_sort_parents_first(const struct mr__mirror *m, struct mr__mount *
 	o = mr__malloc(n * sizeof(*o));
 	if (!o)
 		return -ENOMEM;
+	mr__mirror_depth_pass(m);
 	for (size_t i = 0; i < n; i++)
 		o[i] = (struct ordered){ .now = v[i], .depth = mr__mirror_depth(m, v[i]) };
 	qsort(o, n, sizeof(*o), snap_cmp);
@@ -113,9 +137,9 @@ int mr__mirror_sort_parents_first(const struct mr__mirror *m, struct mr__mount *
 }
 
 /*
- * O(n + m + k log k) for n fresh mounts, m mirrored ones and k differences
- * (times the tree depth, a few): one lookup per fresh mount, one sweep of
- * the mirror, and a sort of only what differs.
+ * O(n + m + k log k) for n fresh mounts, m mirrored ones and k differences:
+ * one lookup per fresh mount, one sweep of the mirror, the depths of what
+ * differs (each ancestor walked once a pass), and a sort of only that.
  *
  * Appearances and changes are reported parents first (tree depth in the new
  * table, then @fresh's order); disappearances after them, children first
@@ -184,6 +208,7 @@ int mr__mirror_sync(struct mr__mirror *m, struct mr__table *fresh, mr__diff_fn f
 		nchanged++;
 	}
 	fresh->n = 0;
+	mr__mirror_depth_pass(m);
 	for (size_t i = 0; i < m->cap; i++) {
 		struct mr__mount *s = m->slots[i];
 
@@ -194,6 +219,7 @@ int mr__mirror_sync(struct mr__mirror *m, struct mr__table *fresh, mr__diff_fn f
 
 	for (size_t i = 0; i < nchanged; i++)
 		mr__mirror_put_reserved(m, changed[i].now);
+	mr__mirror_depth_pass(m); /* the new tree */
 	for (size_t i = 0; i < nchanged; i++)
 		changed[i].depth = mr__mirror_depth(m, changed[i].now);
 	qsort(changed, nchanged, sizeof(*changed), appear_cmp);

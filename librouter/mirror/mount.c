@@ -40,6 +40,8 @@ struct mr__mount *mr__mount_new(const struct mr_mount *f, uint32_t old_id, uint3
 	m->sb_flags = sb_flags;
 	m->sb_opts = sb_opts;
 	m->seen = 0;
+	m->depth = 0;
+	m->depth_pass = 0;
 	m->path_len = (uint32_t)len[0];
 
 	/* One allocation: the five strings follow the struct, in field order. */

@@ -17,7 +17,9 @@
 /*
  * A mount as read from the kernel.  Immutable once built: a change makes a
  * new record, and events and snapshots keep the old one alive by holding a
- * reference, so readers on other threads never see it change.
+ * reference, so readers on other threads never see it change.  The
+ * exceptions are the mirror's scratch fields (seen, depth, depth_pass),
+ * which only the router thread reads or writes.
  */
 struct mr__mount {
 	struct mr_mount pub;  /* strings point into str[] */
@@ -26,6 +28,8 @@ struct mr__mount {
 	uint32_t sb_flags;    /* SB_RDONLY etc. from statmount, 0 if unknown */
 	uint32_t sb_opts;     /* mr__sb_opts_hash() of the superblock's own options */
 	uint32_t seen;        /* mirror diff generation (router thread only) */
+	uint32_t depth;       /* mr__mirror_depth() as of pass depth_pass (0: none) */
+	uint32_t depth_pass;
 	uint32_t path_len;
 	char str[];
 };
