@@ -88,9 +88,11 @@ static int child_start(struct child *c)
 static int child_do(struct child *c, char op, const char *path)
 {
 	char buf[512], b;
+	int n = snprintf(buf, sizeof(buf), "%c%s", op, path);
 
-	snprintf(buf, sizeof(buf), "%c%s", op, path);
-	if (write(c->cmd, buf, strlen(buf)) < 0 || read(c->ack, &b, 1) != 1)
+	if (n < 0 || (size_t)n >= sizeof(buf)) /* a cut path would be another mount point */
+		return -1;
+	if (write(c->cmd, buf, (size_t)n) < 0 || read(c->ack, &b, 1) != 1)
 		return -1;
 	return b == 'y' ? 0 : -1;
 }
