@@ -32,7 +32,7 @@ static size_t slot_of(uint64_t id, size_t mask)
 	return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 17) & mask;
 }
 
-/* Where @id's parent is in @v, through @index; n if the set lacks it. */
+/* Where v[i]'s parent is in @v, found through @index; n if the set lacks it. */
 static size_t parent_pos(struct mr__mount *const *v, size_t n, const uint32_t *index, size_t mask,
 			 size_t i)
 {
