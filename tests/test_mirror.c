@@ -523,7 +523,10 @@ static int test_sync_duplicate_ids(void)
  */
 enum { STACK = 20000 };
 
-/* Depth of @id in the stack 1 <- 2 <- ... <- STACK + 1 after @moved was re-parented onto 1. */
+/*
+ * Depth of @id in the stack 1 <- 2 <- ... <- STACK + 1 after @moved was
+ * re-parented onto 1 (STACK + 2: none was).
+ */
 static uint64_t stack_depth(uint64_t id, uint64_t moved)
 {
 	if (id == 1)
@@ -542,7 +545,7 @@ static bool stack_ordered(struct mr__mount **v, size_t n, uint64_t moved)
 	return true;
 }
 
-static int count_gone(struct mr__mount *old, struct mr__mount *now, void *arg)
+static int gone_top_down(struct mr__mount *old, struct mr__mount *now, void *arg)
 {
 	uint64_t *last = arg;
 
@@ -571,7 +574,7 @@ static int test_deep_stack(void)
 	for (size_t i = 0; i <= STACK; i++)
 		v[i] = mr__mirror_get(&m, 1 + (i * 7919) % (STACK + 1));
 	CHECK(mr__mirror_sort_parents_first(&m, v, STACK + 1) == 0);
-	CHECK(stack_ordered(v, STACK + 1, STACK + 2));
+	CHECK(stack_ordered(v, STACK + 1, STACK + 2)); /* none moved */
 
 	/* The same set, on its own: forward, then reversed. */
 	CHECK(mr__order_parents_first(v, STACK + 1, true) == 0);
@@ -600,7 +603,7 @@ static int test_deep_stack(void)
 	CHECK(mr__table_push(&t, mk(1, 1, "/", "rw")) == 0);
 	for (uint64_t id = 2; id < moved; id++)
 		CHECK(mr__table_push(&t, mk(id, id - 1, "/s", "rw")) == 0);
-	CHECK(mr__mirror_sync(&m, &t, count_gone, &last) == (int)(STACK - moved + 2));
+	CHECK(mr__mirror_sync(&m, &t, gone_top_down, &last) == (int)(STACK - moved + 2));
 	free(v);
 	mr__table_clear(&t);
 	mr__mirror_free(&m);
