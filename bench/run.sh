@@ -5,7 +5,8 @@
 # for the storms (private mount namespaces).  Usage: bench/run.sh [--quick] [--vm]
 # --vm: under qemu too, the storm and one change at a time on the project's
 # kernel, and one change at a time on Debian's stock 6.12 and 6.1 kernels;
-# without it those sections are kept from the last BENCHMARKS.md.
+# without it those sections are kept from the last BENCHMARKS.md.  The
+# sections written by hand from runs it does not make are always kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -195,6 +196,15 @@ elif [[ -f BENCHMARKS.md ]]; then
 		/^## / { f = 0 } f' BENCHMARKS.md)
 fi
 
+# Written by hand from runs this script does not make (interleaved lanes,
+# A/B builds, profiles, ns_scale): kept as they are, each where it stood.
+kept_single= kept_ns=
+if [[ -f BENCHMARKS.md ]]; then
+	kept_single=$(awk '/^### Later runs on this host/ { f = 1 } /^## / { f = 0 } f' BENCHMARKS.md)
+	kept_ns=$(awk '/^## Many namespaces, one change at a time/ { f = 1; print; next }
+		/^## / { f = 0 } f' BENCHMARKS.md)
+fi
+
 {
 	cat <<HDR
 # Benchmarks
@@ -220,8 +230,12 @@ $(grep -E '^(BM_|Benchmark|---)' "$out/bench.txt")
 $(bench/tables_section.sh "$out/tables.json" "$build/bench/bench_tables --benchmark_repetitions=3")
 
 $(bench/single/section.sh "$out/single.jsonl" "$out/single.md" "$build/bench/single_change $single_args --json single.jsonl")
-${single_vm:+
+${kept_single:+
+$kept_single
+}${single_vm:+
 $single_vm
+}${kept_ns:+
+$kept_ns
 }
 ## One storm, one watcher at a time (hyperfine)
 
