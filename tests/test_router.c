@@ -292,6 +292,61 @@ static int test_tree_move(void)
 	return 0;
 }
 
+/*
+ * A snapshot comes before any event, even when the router has changes in
+ * hand that it has not routed yet (the mountinfo source spaces its reads
+ * while changes keep coming, and reads what it put off when a subscriber
+ * joins): those changes are in the snapshot, and must not also come first.
+ */
+static int test_snapshot_first(void)
+{
+	char rel[64];
+
+	mr_sub *all = subscribe("first", 0, 0, 0);
+
+	CHECK(all);
+	CHECK(tu_mkdir(at("first")) == 0);
+	CHECK(mount("first", at("first"), "tmpfs", 0, "size=1m") == 0);
+	for (int i = 0; i < 40; i++) {
+		/* Two changes back to back: the second read may be put off. */
+		snprintf(rel, sizeof(rel), "first/a%d", i);
+		CHECK(tu_mkdir(at(rel)) == 0);
+		CHECK(mount("a", at(rel), "tmpfs", 0, "size=1m") == 0);
+		snprintf(rel, sizeof(rel), "first/b%d", i);
+		CHECK(tu_mkdir(at(rel)) == 0);
+		CHECK(mount("b", at(rel), "tmpfs", 0, "size=1m") == 0);
+		mr_sub *s = subscribe("first", 0, MR_SUB_SNAPSHOT, 0);
+		CHECK(s);
+		const struct mr_event *ev = tu_next(s, WAIT_MS, false);
+		if (!ev || ev->kind != MR_EVENT_SNAPSHOT) {
+			fprintf(stderr, "round %d: the first event is %s %s, not the snapshot\n", i,
+				ev ? mr_event_kind_name(ev->kind) : "none", ev ? ev->path : "");
+			return T_EXIT_FAIL;
+		}
+		CHECK(ev->flags & MR_EVF_LATE_JOIN);
+		mr_event_unref(ev);
+		mr_unsubscribe(s);
+		/* Both mounts seen before the next round: else they may coalesce. */
+		if (i == 0)
+			EXPECT(all, MR_EVENT_MOUNT, "first", NULL);
+		snprintf(rel, sizeof(rel), "first/a%d", i);
+		EXPECT(all, MR_EVENT_MOUNT, rel, NULL);
+		snprintf(rel, sizeof(rel), "first/b%d", i);
+		EXPECT(all, MR_EVENT_MOUNT, rel, NULL);
+	}
+	/* Gone before the next test, whose mounts may reuse these IDs. */
+	CHECK(umount2(at("first"), MNT_DETACH) == 0);
+	int unmounts = 0;
+	const struct mr_event *ev;
+	while (unmounts < 81 && (ev = tu_next(all, WAIT_MS, false))) {
+		unmounts += ev->kind == MR_EVENT_UNMOUNT;
+		mr_event_unref(ev);
+	}
+	CHECK(unmounts == 81);
+	mr_unsubscribe(all);
+	return 0;
+}
+
 /* A subscriber joining late gets its subtree first, then what follows. */
 static int test_late_join_snapshot(void)
 {
@@ -645,6 +700,7 @@ int main(int argc, char **argv)
 	fail |= RUN(test_propagation);
 	fail |= RUN(test_tree_move);
 	fail |= RUN(test_late_join_snapshot);
+	fail |= RUN(test_snapshot_first);
 	fail |= RUN(test_kind_mask);
 	fail |= RUN(test_thousand_subscribers);
 	fail |= RUN(test_stalled_subscriber);

@@ -27,7 +27,7 @@
 
 /* IDs above this are not mountinfo IDs (the IDA hands them out densely from 0). */
 #define MI_ID_MAX (1u << 28)
-/* The smallest table: 2 KiB, room for 32 lines at the load below. */
+/* The smallest table: 3 KiB, room for 32 lines at the load below. */
 #define CAP_MIN 64u
 
 /*
@@ -170,6 +170,7 @@ void mr__mi_diff_free(struct mr__mi_diff *d)
 	mr__mi_diff_reset(d);
 	mr__free(d->slot);
 	mr__free(d->buf);
+	mr__free(d->changed);
 	*d = (struct mr__mi_diff){0};
 }
 
@@ -213,6 +214,42 @@ static int drop_unlisted(struct mr__mi_diff *d, const struct mr__mi_diff_ops *op
 	return 0;
 }
 
+/* Remembers line @at..@at+@n of ID @id as changed in this read. */
+static int note_changed(struct mr__mi_diff *d, uint32_t id, size_t at, size_t n)
+{
+	if (d->n_changed == d->changed_cap) {
+		size_t cap = d->changed_cap ? 2 * d->changed_cap : 16;
+		struct mr__mi_line *v = mr__realloc(d->changed, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		d->changed = v;
+		d->changed_cap = cap;
+	}
+	d->changed[d->n_changed++] = (struct mr__mi_line){.at = at, .len = n, .id = id};
+	return 0;
+}
+
+/*
+ * Reports the changed lines, each ID once with its last line.  A line an
+ * ID's later line superseded is left out: reporting both would hand the
+ * caller two versions of one mount, and one ordered after the other by
+ * anything but the file's order (parents first, say) could leave the
+ * older one standing, with the newer line's hash recorded as seen.
+ */
+static int report_changed(struct mr__mi_diff *d, const struct mr__mi_diff_ops *ops, void *arg)
+{
+	for (size_t i = 0; i < d->n_changed; i++) {
+		const struct mr__mi_line *l = &d->changed[i];
+		struct mr__mi_slot *s = find(d, l->id);
+		int err;
+		if (s->line_at != l->at)
+			continue;
+		if ((err = ops->changed(arg, l->id, d->buf + l->at, l->len, s, s->known)) < 0)
+			return err;
+	}
+	return 0;
+}
+
 int mr__mi_diff_run(struct mr__mi_diff *d, int fd, const struct mr__mi_diff_ops *ops, void *arg,
 		    uint64_t *syscalls)
 {
@@ -225,6 +262,7 @@ int mr__mi_diff_run(struct mr__mi_diff *d, int fd, const struct mr__mi_diff_ops 
 		return err;
 	if (++d->gen == 0)
 		d->gen = 1; /* 0 marks a slot never listed */
+	d->n_changed = 0;
 	while (off < len) {
 		const char *l = d->buf + off, *nl = memchr(l, '\n', len - off);
 		struct mr__mi_slot *s;
@@ -239,20 +277,27 @@ int mr__mi_diff_run(struct mr__mi_diff *d, int fd, const struct mr__mi_diff_ops 
 		uint64_t h = line_hash(l, n);
 		/*
 		 * One ID twice in one read happens: the file is read in pieces
-		 * and the kernel lets go of the mount table between them, so a
-		 * mount that moved meanwhile can be listed again.  The later
-		 * line is the newer.
+		 * and the kernel lets go of the mount table between them, so an
+		 * ID freed and reused meanwhile is listed again.  The later
+		 * line is the newer, and the one reported.
 		 */
+		if (s->gen != d->gen) {
+			s->known = s->hash != 0;
+			s->noted = false;
+		}
 		s->gen = d->gen;
-		if (s->hash != h) {
-			bool known = s->hash != 0;
+		s->line_at = off;
+		if (s->hash != h || s->noted) {
 			s->hash = h;
-			if (ops->changed && (err = ops->changed(arg, (uint32_t)id, l, n, s, known)) < 0)
+			s->noted = true;
+			if (ops->changed && (err = note_changed(d, (uint32_t)id, off, n)) < 0)
 				return err;
 		} else if (ops->same && (err = ops->same(arg, (uint32_t)id, l, n, s)) < 0) {
 			return err;
 		}
 		off += n + 1;
 	}
+	if (ops->changed && (err = report_changed(d, ops, arg)) < 0)
+		return err;
 	return drop_unlisted(d, ops, arg);
 }

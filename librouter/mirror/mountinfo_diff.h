@@ -17,6 +17,10 @@ struct mr__mi_slot {
 	uint64_t key;  /* the caller's name for the mount (its mirror ID), 0: unknown */
 	uint32_t gen;  /* the read that last listed it */
 	uint32_t tag;  /* the mountinfo ID + 1 (mnt_alloc_id() hands out 0 too); 0: empty */
+	/* In read @gen: where the ID's last line starts in the buffer ... */
+	size_t line_at;
+	bool known; /* ... whether it had a line before this read ... */
+	bool noted; /* ... and whether a line of it is to be reported changed */
 	/*
 	 * The caller's record the line was last judged against (a reference,
 	 * dropped when the slot is cleared): a mirror that changed since
@@ -32,16 +36,26 @@ struct mr__mi_diff {
 	uint32_t gen;
 	char *buf; /* the file, reused between reads */
 	size_t buf_cap;
+	/* This read's lines that differ, reported once the file is read. */
+	struct mr__mi_line {
+		size_t at, len;
+		uint32_t id;
+	} *changed;
+	size_t n_changed, changed_cap;
 };
 
 struct mr__mi_diff_ops {
 	/*
 	 * A line new (@known false) or changed since the last read, @n bytes
 	 * without its '\n'; @key is what mr__mi_diff_set_key() gave the ID.
+	 * Called after the whole file is read, in the file's order, once per
+	 * ID with its last line (an ID listed twice in one read was reused or
+	 * moved while the file was read in pieces; the later line is the
+	 * newer).
 	 */
 	int (*changed)(void *arg, uint32_t id, const char *line, size_t n, struct mr__mi_slot *slot,
 		       bool known);
-	/* A line as it was last time (may be NULL). */
+	/* A line as it was last time (may be NULL), called as it is read. */
 	int (*same)(void *arg, uint32_t id, const char *line, size_t n, struct mr__mi_slot *slot);
 	/* An ID listed last time and not now (its slot is cleared after). */
 	int (*gone)(void *arg, uint32_t id, struct mr__mi_slot *slot);

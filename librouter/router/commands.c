@@ -82,6 +82,13 @@ static void add_sub(mr_router *r, struct mr_sub *s)
 	mr__count(&r->n_subs, 1);
 	if (!s->ns)
 		return;
+	/*
+	 * A source that put off looking for changes looks now, while @s is
+	 * not yet in the trie: what it finds goes to the others, and to @s in
+	 * its snapshot, which comes before anything else.
+	 */
+	if ((s->flags & MR_SUB_SNAPSHOT) && s->ns->ops->settle)
+		s->ns->ops->settle(s->ns);
 	if (mr__trie_add(s->ns->trie, s->prefix, s) < 0) {
 		/* No memory for the trie node: the subscriber learns it lost everything. */
 		mr__route_mark_overrun(r, s);
@@ -92,9 +99,6 @@ static void add_sub(mr_router *r, struct mr_sub *s)
 	mr__router_due(s->ns); /* its source may now look for more */
 	if (!(s->flags & MR_SUB_SNAPSHOT))
 		return;
-	/* A source that put off looking for changes looks now: the snapshot is current. */
-	if (s->ns->ops->settle)
-		s->ns->ops->settle(s->ns);
 	if (!mr__recovery_send_snapshot(r, s, MR_EVF_LATE_JOIN))
 		mr__route_mark_overrun(r, s);
 }
