@@ -314,8 +314,9 @@ struct mr_stats {
 	uint64_t ring_drops;     /* deliveries dropped on full rings */
 	uint64_t kernel_losses;  /* loss signals from the kernel */
 	uint64_t resyncs;        /* table diffs after a loss */
-	uint64_t syscalls;       /* syscalls the router thread made */
-	uint64_t io_uring_enters; /* or epoll waits, where io_uring was refused */
+	uint64_t syscalls;       /* syscalls the router thread made, all told */
+	uint64_t io_uring_enters; /* of them, io_uring_enter (or epoll waits,
+				     where io_uring was refused) */
 	uint64_t bad_records;    /* truncated or unknown records skipped */
 	uint64_t namespaces;
 	uint64_t subscribers;
