@@ -156,7 +156,7 @@ long bench_parse_project(const char *path)
 
 	if (fd < 0)
 		return -errno;
-	r = mr__mountinfo_read_fd(fd, &buf, &cap, &len);
+	r = mr__mountinfo_read_fd(fd, &buf, &cap, &len, NULL);
 	if (r == 0)
 		r = mr__mountinfo_parse(buf, len, &t);
 	mr__table_clear(&t);

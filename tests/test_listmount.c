@@ -183,7 +183,7 @@ static int read_both(void)
 	/* one listmount at least, and one statmount per mount at least */
 	CHECK(syscalls >= lt.n + 1);
 
-	CHECK(mr__mountinfo_read_fd(-1, &buf, &cap, &len) == 0);
+	CHECK(mr__mountinfo_read_fd(-1, &buf, &cap, &len, NULL) == 0);
 	r = mr__mountinfo_parse(buf, len, &mt);
 	mr__free(buf);
 	CHECK(r > 0);

@@ -378,7 +378,7 @@ static int test_read_fd(void)
 	int fd;
 
 	CHECK(buf);
-	CHECK(mr__mountinfo_read_fd(-1, &buf, &cap, &len) == 0);
+	CHECK(mr__mountinfo_read_fd(-1, &buf, &cap, &len, NULL) == 0);
 	CHECK(cap > 16 && len > 0 && len <= cap);
 
 	/* reference read with stdio */
@@ -401,14 +401,14 @@ static int test_read_fd(void)
 	CHECK(fd >= 0);
 	char *kept = buf;
 	size_t len2 = 0, len3 = 0;
-	CHECK(mr__mountinfo_read_fd(fd, &buf, &cap, &len2) == 0 && len2 == len);
+	CHECK(mr__mountinfo_read_fd(fd, &buf, &cap, &len2, NULL) == 0 && len2 == len);
 	CHECK(buf == kept); /* big enough already: no reallocation */
-	CHECK(mr__mountinfo_read_fd(fd, &buf, &cap, &len3) == 0 && len3 == len);
+	CHECK(mr__mountinfo_read_fd(fd, &buf, &cap, &len3, NULL) == 0 && len3 == len);
 	close(fd);
 
 	/* A failing read leaves ret_len alone. */
 	size_t untouched = 12345;
-	CHECK(mr__mountinfo_read_fd(fd, &buf, &cap, &untouched) == -EBADF);
+	CHECK(mr__mountinfo_read_fd(fd, &buf, &cap, &untouched, NULL) == -EBADF);
 	CHECK(untouched == 12345);
 	mr__free(buf);
 	return 0;

@@ -92,6 +92,13 @@ uint32_t mr__mirror_depth(const struct mr__mirror *m, struct mr__mount *mnt);
  */
 int mr__mirror_sort_parents_first(struct mr__mirror *m, struct mr__mount **v, size_t n);
 
+/*
+ * A value of the records' `seen` field that none of them carries yet, to
+ * mark a set of records with (router thread only).  mr__mirror_sync()
+ * takes the next one for its diff, so a mark lasts until then at most.
+ */
+uint32_t mr__mirror_new_mark(struct mr__mirror *m);
+
 /* Visits each mount; stops early if @fn returns non-zero and returns that. */
 int mr__mirror_each(const struct mr__mirror *m, int (*fn)(struct mr__mount *, void *), void *arg);
 

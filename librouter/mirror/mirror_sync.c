@@ -136,6 +136,18 @@ int mr__mirror_sort_parents_first(struct mr__mirror *m, struct mr__mount **v, si
 	return 0;
 }
 
+uint32_t mr__mirror_new_mark(struct mr__mirror *m)
+{
+	/* Generation 0 is what new records carry: never use it as a mark. */
+	if (++m->gen == 0) {
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->slots[i] && m->slots[i] != MR__MIRROR_TOMBSTONE)
+				m->slots[i]->seen = 0;
+		m->gen = 1;
+	}
+	return m->gen;
+}
+
 /*
  * O(n + m + k log k) for n fresh mounts, m mirrored ones and k differences:
  * one lookup per fresh mount, one sweep of the mirror, the depths of what
@@ -178,13 +190,7 @@ int mr__mirror_sync(struct mr__mirror *m, struct mr__table *fresh, mr__diff_fn f
 		return -ENOMEM;
 	}
 
-	/* Generation 0 is what new records carry: never use it as a stamp. */
-	if (++m->gen == 0) {
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->slots[i] && m->slots[i] != MR__MIRROR_TOMBSTONE)
-				m->slots[i]->seen = 0;
-		m->gen = 1;
-	}
+	mr__mirror_new_mark(m);
 
 	/* What differs, before anything is applied: the old tree is still whole. */
 	for (size_t i = 0; i < fresh->n; i++) {

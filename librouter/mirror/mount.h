@@ -27,7 +27,7 @@ struct mr__mount {
 	uint32_t old_id;      /* mountinfo's reused 32-bit ID (0: unknown) */
 	uint32_t sb_flags;    /* SB_RDONLY etc. from statmount, 0 if unknown */
 	uint32_t sb_opts;     /* mr__sb_opts_hash() of the superblock's own options */
-	uint32_t seen;        /* mirror diff generation (router thread only) */
+	uint32_t seen;        /* mr__mirror_new_mark() (router thread only) */
 	uint32_t depth;       /* mr__mirror_depth() as of pass depth_pass */
 	uint32_t depth_pass;  /* 0: none yet */
 	uint32_t path_len;

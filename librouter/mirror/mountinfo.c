@@ -253,15 +253,20 @@ int mr__mountinfo_parse(const char *buf, size_t len, struct mr__table *ret)
  * seq_file continues without re-walking) until EOF; starting at offset 0
  * lets one fd be reused for every re-read after POLLPRI.
  */
-int mr__mountinfo_read_fd(int fd, char **buf, size_t *cap, size_t *ret_len)
+int mr__mountinfo_read_fd(int fd, char **buf, size_t *cap, size_t *ret_len, uint64_t *calls)
 {
 	int own = -1, r = 0;
 	size_t len = 0;
+	uint64_t made = 0;
 
 	if (fd < 0) {
 		own = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-		if (own < 0)
+		made++;
+		if (own < 0) {
+			if (calls)
+				*calls += made;
 			return -errno;
+		}
 		fd = own;
 	}
 	for (;;) {
@@ -285,6 +290,7 @@ int mr__mountinfo_read_fd(int fd, char **buf, size_t *cap, size_t *ret_len)
 			*cap = ncap;
 		}
 		n = pread(fd, *buf + len, *cap - len, (off_t)len);
+		made++;
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -295,8 +301,12 @@ int mr__mountinfo_read_fd(int fd, char **buf, size_t *cap, size_t *ret_len)
 			break;
 		len += (size_t)n;
 	}
-	if (own >= 0)
+	if (own >= 0) {
 		close(own);
+		made++;
+	}
+	if (calls)
+		*calls += made;
 	if (r == 0)
 		*ret_len = len;
 	return r;

@@ -254,10 +254,8 @@ int mr__mi_diff_run(struct mr__mi_diff *d, int fd, const struct mr__mi_diff_ops 
 		    uint64_t *syscalls)
 {
 	size_t len, off = 0;
-	int err = mr__mountinfo_read_fd(fd, &d->buf, &d->buf_cap, &len);
+	int err = mr__mountinfo_read_fd(fd, &d->buf, &d->buf_cap, &len, syscalls);
 
-	if (syscalls)
-		*syscalls += 2 + len / 65536; /* pread until EOF */
 	if (err < 0)
 		return err;
 	if (++d->gen == 0)

@@ -119,52 +119,48 @@ bool mr__superblock_changed(struct mr__ns *ns, const struct mr__mount *old,
 	       (flags != now->sb_flags || opts != now->sb_opts);
 }
 
-struct below_ctx {
-	const struct mr__mirror *mirror;
-	uint64_t top;
-	struct mr__table t;
-};
-
-static int collect_below(struct mr__mount *m, void *arg)
+static int collect_all(struct mr__mount *m, void *arg)
 {
-	struct below_ctx *b = arg;
-	uint64_t id = m->pub.id;
-
-	/* Up the parent chain, bounded: a cycle in bad input ends it. */
-	for (size_t steps = 0; steps <= b->mirror->n; steps++) {
-		const struct mr__mount *p;
-		if (id == b->top)
-			return mr__table_push(&b->t, mr__mount_ref(m));
-		p = mr__mirror_get(b->mirror, id);
-		if (!p || p->pub.parent_id == id)
-			return 0;
-		id = p->pub.parent_id;
-	}
-	return 0;
+	return mr__table_push(arg, mr__mount_ref(m));
 }
 
 /*
  * @top is gone with everything it carried: unmount its mirrored subtree,
  * children before parents, as the detach records that follow would.  Rare
- * (a mount moved, then unmounted, before its move record was read): one
- * pass over the mirror.
+ * (a mount moved, then unmounted, before its move record was read): the
+ * whole mirror sorted parents first, then marked from @top down, each
+ * mount below a marked parent.  O(n log n), where walking each mount's
+ * chain up to @top would cost O(n x depth) on a stack thousands deep.
  */
 void mr__unmount_tree(struct mr__ns *ns, struct mr__mount *top)
 {
-	struct below_ctx b = {.mirror = &ns->mirror, .top = top->pub.id};
+	struct mr__table all = {0};
+	size_t below = 0;
 
-	if (mr__mirror_each(&ns->mirror, collect_below, &b) < 0 ||
-	    mr__mirror_sort_parents_first(&ns->mirror, b.t.v, b.t.n) < 0) {
-		mr__table_clear(&b.t);
+	if (mr__mirror_each(&ns->mirror, collect_all, &all) < 0 ||
+	    mr__mirror_sort_parents_first(&ns->mirror, all.v, all.n) < 0) {
+		mr__table_clear(&all);
 		mr__router_loss(ns);
 		return;
 	}
-	for (size_t i = b.t.n; i-- > 0;) {
-		struct mr__mount *m = mr__mirror_take(&ns->mirror, b.t.v[i]->pub.id);
+	uint32_t mark = mr__mirror_new_mark(&ns->mirror);
+	for (size_t i = 0; i < all.n; i++) {
+		struct mr__mount *m = all.v[i];
+		const struct mr__mount *p = m->pub.parent_id == m->pub.id
+						    ? NULL
+						    : mr__mirror_get(&ns->mirror, m->pub.parent_id);
+		if (m == top || (p && p->seen == mark)) {
+			m->seen = mark;
+			all.v[i] = all.v[below];
+			all.v[below++] = m; /* keeps the order: i >= below */
+		}
+	}
+	for (size_t i = below; i-- > 0;) {
+		struct mr__mount *m = mr__mirror_take(&ns->mirror, all.v[i]->pub.id);
 		if (m) {
 			mr__router_emit(ns, MR_EVENT_UNMOUNT, m, NULL, 0);
 			mr__mount_unref(m);
 		}
 	}
-	mr__table_clear(&b.t);
+	mr__table_clear(&all);
 }
