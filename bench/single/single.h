@@ -42,6 +42,12 @@ enum watcher {
 	 */
 	W_LISTMOUNT_1T,
 	W_MOUNTINFO_1T,
+	/*
+	 * The floor's loop waiting as an embedded watcher must, in poll() on
+	 * its fd and then a non-blocking read: what a library the caller
+	 * drives from its own event loop pays before doing anything.
+	 */
+	W_FLOOR_POLLED,
 	W__N,
 };
 

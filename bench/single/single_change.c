@@ -82,7 +82,8 @@ static bool sees(enum watcher w, enum kind k)
 {
 	if (k == K_PROPAGATION)
 		return w == W_FANOTIFY || w == W_FANOTIFY_1T || w == W_WATCH_MOUNT;
-	return (w != W_FLOOR && w != W_FANOTIFY_TOPO) || (k != K_RO && k != K_SETATTR);
+	return (w != W_FLOOR && w != W_FLOOR_POLLED && w != W_FANOTIFY_TOPO) ||
+	       (k != K_RO && k != K_SETATTR);
 }
 
 static char root[64];

@@ -29,6 +29,7 @@ const char *const watcher_name[W__N] = {
 	[W_WATCH_MOUNT] = "mountrouter, watch_mount, one thread",
 	[W_LISTMOUNT_1T] = "mountrouter, listmount, one thread",
 	[W_MOUNTINFO_1T] = "mountrouter, mountinfo, one thread",
+	[W_FLOOR_POLLED] = "polled floor (poll, then read)",
 };
 
 const char *const watcher_needs[W__N] = {
@@ -43,6 +44,7 @@ const char *const watcher_needs[W__N] = {
 	[W_WATCH_MOUNT] = "watch_mount(2) (the series in kernel/patches)",
 	[W_LISTMOUNT_1T] = "listmount(2) and statmount(2) (6.8)",
 	[W_MOUNTINFO_1T] = "a pollable /proc/self/mountinfo",
+	[W_FLOOR_POLLED] = "fanotify mount events (FAN_REPORT_MNT, 6.14)",
 };
 
 uint64_t now_ns(void)
@@ -59,11 +61,17 @@ static void took(struct seen *seen)
 	atomic_fetch_add(&seen->count, 1);
 }
 
-/* ---- the floor: one fanotify record, one statmount, one line ---- */
+/*
+ * ---- the floor: one fanotify record, one statmount, one line ----
+ * @polled: wait in poll() and read without blocking, as a watcher driven
+ * by its caller's event loop must, instead of sleeping in read().
+ */
 
-static void run_floor(struct seen *seen, int out)
+static void run_floor(bool polled, struct seen *seen, int out)
 {
-	int fd = fanotify_init(FAN_REPORT_MNT | FAN_CLASS_NOTIF | FAN_CLOEXEC, 0);
+	int fd = fanotify_init(FAN_REPORT_MNT | FAN_CLASS_NOTIF | FAN_CLOEXEC |
+				       (polled ? FAN_NONBLOCK : 0),
+			       0);
 	int ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
 	char buf[4096], line[8192];
 	union {
@@ -77,7 +85,12 @@ static void run_floor(struct seen *seen, int out)
 		exit(1);
 	atomic_store(&seen->ready, 1);
 	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (polled && poll(&p, 1, -1) < 0)
+			exit(1);
 		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && polled && errno == EAGAIN)
+			continue;
 		if (n <= 0)
 			exit(1);
 		for (struct fanotify_event_metadata *m = (void *)buf; FAN_EVENT_OK(m, n);
@@ -286,6 +299,7 @@ int watcher_probe(enum watcher w)
 
 	switch (w) {
 	case W_FLOOR:
+	case W_FLOOR_POLLED:
 	case W_FANOTIFY:
 	case W_FANOTIFY_1T:
 	case W_FANOTIFY_TOPO:
@@ -321,7 +335,10 @@ void watcher_run(enum watcher w, const char *root, struct seen *seen)
 
 	switch (w) {
 	case W_FLOOR:
-		run_floor(seen, out);
+		run_floor(false, seen, out);
+		break;
+	case W_FLOOR_POLLED:
+		run_floor(true, seen, out);
 		break;
 	case W_FANOTIFY:
 		run_router("fanotify", false, 0, root, seen, out);
