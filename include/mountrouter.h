@@ -182,6 +182,17 @@ MR_EXPORT void mr_event_unref(const struct mr_event *ev);
 
 /* struct mr_opts::flags */
 #define MR_OPT_NO_SELF_NS (1u << 0) /* do not watch the caller's namespace */
+/*
+ * Read through epoll and read(2) even where io_uring can be set up.  For a
+ * quiet host on mainline's sources (fanotify reads one fd for every
+ * namespace; listmount and mountinfo only poll), where io_uring's batches
+ * buy nothing: there a change costs about a tenth less CPU (BENCHMARKS.md,
+ * "One change at a time"), because io_uring posts a completion through task
+ * work, which interrupts and restarts the poll() a caller's loop sleeps in
+ * on mr_router_fd().  watch_mount reads a pipe per namespace, and a storm
+ * across many of them is what io_uring's batched reads are for.
+ */
+#define MR_OPT_EPOLL (1u << 1)
 
 struct mr_opts {
 	size_t size;          /* sizeof(struct mr_opts); layouts ending at
@@ -192,7 +203,8 @@ struct mr_opts {
 	unsigned queue_notes; /* watch_mount: notification queue slots, 1..512
 				 (0: 256) */
 	unsigned batch;       /* the io_uring has 2 * batch submission entries
-				 (no meaning on epoll, where io_uring is refused),
+				 (no meaning on epoll: MR_OPT_EPOLL, or where
+				 io_uring is refused),
 				 1..4096 (0: 256 entries, as for batch 128) */
 };
 
@@ -293,8 +305,9 @@ MR_EXPORT int mr_router_stop(mr_router *r);
  * For callers driving the router from their own loop: an fd that becomes
  * readable (POLLIN) when there is work, and the call that does the work
  * without blocking.
- * mr_router_fd() returns the fd (the io_uring's, or the epoll fd's where
- * io_uring was refused; poll it, never read or close it) or -EINVAL.
+ * mr_router_fd() returns the fd (the io_uring's, or the epoll fd's with
+ * MR_OPT_EPOLL or where io_uring was refused; poll it, never read or close
+ * it) or -EINVAL.
  * Threads: any.  Progress: wait-free.
  * Lifetime: the fd is the router's until mr_router_free().
  * mr_router_dispatch() returns the number of events routed, -EBUSY while

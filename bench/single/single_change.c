@@ -10,6 +10,7 @@
  *                 [--propagation]       (MS_SHARED too: FAN_MNT_ATTR_CHANGE kernels)
  *                 [--rounds 1]          (each watcher this many times, interleaved)
  *                 [--interleave]        (every watcher and size at once, change by change)
+ *                 [--epoll]             (the routers made with MR_OPT_EPOLL)
  *
  * In a private mount namespace (tmpfs root under /tmp), for each table size
  * N: N tmpfs mounts, then for each watcher (watchers.c), in a child process
@@ -59,6 +60,8 @@
 #include <unistd.h>
 
 #include "mountrouter-uapi.h"
+#include <mountrouter.h>
+
 #include "single.h"
 #include "watcher_cost.h"
 
@@ -454,12 +457,13 @@ int main(int argc, char **argv)
 		{"propagation", no_argument, 0, 'p'},
 		{"rounds", required_argument, 0, 'r'},
 		{"interleave", no_argument, 0, 'I'},
+		{"epoll", no_argument, 0, 'E'},
 		{0, 0, 0, 0}};
 	unsigned sizes[16] = {1000, 3000, 10000, 30000}, n_sizes = 4;
 	const char *json = NULL, *only = NULL;
 	int o;
 
-	while ((o = getopt_long(argc, argv, "m:c:i:f:j:w:pr:Ih", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "m:c:i:f:j:w:pr:IEh", opts, NULL)) != -1) {
 		switch (o) {
 		case 'm':
 			n_sizes = 0;
@@ -490,11 +494,14 @@ int main(int argc, char **argv)
 		case 'I':
 			interleaved = true;
 			break;
+		case 'E':
+			watcher_router_flags |= MR_OPT_EPOLL;
+			break;
 		default:
 			fprintf(stderr, "usage: single_change [--mounts N,N..] [--changes N] "
 					"[--interval-ms MS] [--findmnt-max N] [--json FILE] "
 					"[--watchers N,N..] [--propagation] [--rounds R] "
-					"[--interleave]\n");
+					"[--interleave] [--epoll]\n");
 			return o == 'h' ? 0 : 2;
 		}
 	}

@@ -47,6 +47,8 @@ const char *const watcher_needs[W__N] = {
 	[W_FLOOR_POLLED] = "fanotify mount events (FAN_REPORT_MNT, 6.14)",
 };
 
+unsigned watcher_router_flags;
+
 uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -132,7 +134,7 @@ static void publish_syscalls(mr_router *r, struct seen *seen)
 static void run_router(const char *source, bool one_thread, uint32_t kinds, const char *root,
 		       struct seen *seen, int out)
 {
-	struct mr_opts o = {.size = sizeof(o), .source = source};
+	struct mr_opts o = {.size = sizeof(o), .flags = watcher_router_flags, .source = source};
 	struct mr_sub_opts so = {.size = sizeof(so), .subtree = root, .kinds = kinds};
 	mr_router *r;
 	mr_sub *s;

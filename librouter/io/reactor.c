@@ -13,8 +13,9 @@
  * so those SQEs and the ring registration are prepared by hand here.
  *
  * Where the io_uring cannot be set up (refused, or a kernel without
- * provided-buffer rings), every call is forwarded to the epoll backend of
- * reactor_poll.c instead: the router and the sources carry on as before.
+ * provided-buffer rings), or the caller asked for epoll (MR_OPT_EPOLL),
+ * every call is forwarded to the epoll backend of reactor_poll.c instead:
+ * the router and the sources carry on as before.
  *
  * This file sets the reactor up and tears it down; reactor_dispatch.c
  * arms the watches, submits, and hands each completion to its watch.
@@ -108,7 +109,8 @@ int mr__reactor_new(const struct mr__reactor_opts *o, struct mr__reactor **ret)
 		goto fail;
 	}
 
-	if (mr__reactor_poll_forced() || uring_setup(re, o->entries ? o->entries : 256) < 0) {
+	if (o->epoll || mr__reactor_poll_forced() ||
+	    uring_setup(re, o->entries ? o->entries : 256) < 0) {
 		munmap(re->br, re->br_bytes);
 		re->br = NULL;
 		mr__free(re->bufs);

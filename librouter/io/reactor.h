@@ -43,6 +43,7 @@ struct mr__reactor_opts {
 	unsigned entries;  /* SQ size */
 	unsigned buffers;  /* provided buffers (power of two) */
 	unsigned buf_size; /* bytes per buffer */
+	bool epoll;        /* read through epoll even where io_uring works */
 };
 
 int mr__reactor_new(const struct mr__reactor_opts *o, struct mr__reactor **ret);

@@ -63,7 +63,7 @@ int mr_router_new(const struct mr_opts *opts, mr_router **ret)
 			return -EINVAL;
 		memcpy(&o, opts, opts->size < sizeof(o) ? opts->size : sizeof(o));
 	}
-	if (o.flags & ~MR_OPT_NO_SELF_NS)
+	if (o.flags & ~(MR_OPT_NO_SELF_NS | MR_OPT_EPOLL))
 		return -EINVAL;
 	/* Documented ranges; batch * 2 must also stay a sane io_uring size. */
 	if (o.queue_notes > MR__QUEUE_NOTES_MAX || o.batch > MR__BATCH_MAX)
@@ -82,7 +82,8 @@ int mr_router_new(const struct mr_opts *opts, mr_router **ret)
 		goto fail;
 	r->source_auto = !o.source || !strcmp(o.source, "auto");
 
-	struct mr__reactor_opts ro = {.entries = o.batch ? o.batch * 2 : 256};
+	struct mr__reactor_opts ro = {.entries = o.batch ? o.batch * 2 : 256,
+				      .epoll = o.flags & MR_OPT_EPOLL};
 	err = mr__reactor_new(&ro, &r->re);
 	if (err < 0)
 		goto fail;
