@@ -186,7 +186,8 @@ MR_EXPORT void mr_event_unref(const struct mr_event *ev);
  * Read through epoll and read(2) even where io_uring can be set up.  For a
  * quiet host on mainline's sources (fanotify reads one fd for every
  * namespace; listmount and mountinfo only poll), where io_uring's batches
- * buy nothing: there a change costs about a tenth less CPU (BENCHMARKS.md,
+ * buy nothing: there a change costs about a tenth less CPU driven from a
+ * caller's loop, a fifth less on the router's own thread (BENCHMARKS.md,
  * "One change at a time"), because io_uring posts a completion through task
  * work, which interrupts and restarts the poll() a caller's loop sleeps in
  * on mr_router_fd().  watch_mount reads a pipe per namespace, and a storm
@@ -329,7 +330,8 @@ struct mr_stats {
 	uint64_t resyncs;        /* table diffs after a loss */
 	uint64_t syscalls;       /* syscalls the router thread made, all told */
 	uint64_t io_uring_enters; /* of them, io_uring_enter (or epoll waits,
-				     where io_uring was refused) */
+				     with MR_OPT_EPOLL or where io_uring
+				     was refused) */
 	uint64_t bad_records;    /* truncated or unknown records skipped */
 	uint64_t namespaces;
 	uint64_t subscribers;
