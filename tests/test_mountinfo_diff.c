@@ -184,7 +184,7 @@ static int test_sparse_ids(void)
 	CHECK(v.changed == 5 && v.known == 0);
 	CHECK(run_on(&d, text, &v) == 0);
 	CHECK(v.changed == 0 && v.same == 5 && v.gone == 0);
-	/* Five lines, whatever their IDs: the smallest table (3 KiB). */
+	/* Five lines, whatever their IDs: the smallest table (2.5 KiB). */
 	CHECK(d.cap == 64 && d.n == 5);
 	/* Past the IDs the kernel hands out: not mountinfo. */
 	put_line(text, 1u << 28, 1);

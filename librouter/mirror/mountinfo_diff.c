@@ -27,7 +27,7 @@
 
 /* IDs above this are not mountinfo IDs (the IDA hands them out densely from 0). */
 #define MI_ID_MAX (1u << 28)
-/* The smallest table: 3 KiB, room for 32 lines at the load below. */
+/* The smallest table: 2.5 KiB, room for 32 lines at the load below. */
 #define CAP_MIN 64u
 
 /*
@@ -225,7 +225,8 @@ static int note_changed(struct mr__mi_diff *d, uint32_t id, size_t at, size_t n)
 		d->changed = v;
 		d->changed_cap = cap;
 	}
-	d->changed[d->n_changed++] = (struct mr__mi_line){.at = at, .len = n, .id = id};
+	d->changed[d->n_changed++] =
+		(struct mr__mi_line){.at = (uint32_t)at, .len = (uint32_t)n, .id = id};
 	return 0;
 }
 
@@ -284,7 +285,7 @@ int mr__mi_diff_run(struct mr__mi_diff *d, int fd, const struct mr__mi_diff_ops 
 			s->noted = false;
 		}
 		s->gen = d->gen;
-		s->line_at = off;
+		s->line_at = (uint32_t)off;
 		if (s->hash != h || s->noted) {
 			s->hash = h;
 			s->noted = true;

@@ -17,8 +17,11 @@ struct mr__mi_slot {
 	uint64_t key;  /* the caller's name for the mount (its mirror ID), 0: unknown */
 	uint32_t gen;  /* the read that last listed it */
 	uint32_t tag;  /* the mountinfo ID + 1 (mnt_alloc_id() hands out 0 too); 0: empty */
-	/* In read @gen: where the ID's last line starts in the buffer ... */
-	size_t line_at;
+	/*
+	 * In read @gen: where the ID's last line starts in the buffer (which
+	 * mr__mountinfo_read_fd() keeps under 1 GiB) ...
+	 */
+	uint32_t line_at;
 	bool known; /* ... whether it had a line before this read ... */
 	bool noted; /* ... and whether a line of it is to be reported changed */
 	/*
@@ -38,8 +41,7 @@ struct mr__mi_diff {
 	size_t buf_cap;
 	/* This read's lines that differ, reported once the file is read. */
 	struct mr__mi_line {
-		size_t at, len;
-		uint32_t id;
+		uint32_t at, len, id;
 	} *changed;
 	size_t n_changed, changed_cap;
 };
