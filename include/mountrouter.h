@@ -183,17 +183,22 @@ MR_EXPORT void mr_event_unref(const struct mr_event *ev);
 /* struct mr_opts::flags */
 #define MR_OPT_NO_SELF_NS (1u << 0) /* do not watch the caller's namespace */
 /*
- * Read through epoll and read(2) even where io_uring can be set up.  For a
- * quiet host on mainline's sources (fanotify reads one fd for every
+ * The backend a router reads its fds through.  By default it follows the
+ * source: io_uring for watch_mount, which reads a pipe per namespace, where
+ * a storm across many of them is what io_uring's batched reads are for;
+ * epoll and read(2) for mainline's sources (fanotify reads one fd for every
  * namespace; listmount and mountinfo only poll), where io_uring's batches
- * buy nothing: there a change costs about a tenth less CPU driven from a
- * caller's loop, a fifth less on the router's own thread (BENCHMARKS.md,
- * "One change at a time"), because io_uring posts a completion through task
+ * buy nothing and its completions cost more: it posts them through task
  * work, which interrupts and restarts the poll() a caller's loop sleeps in
- * on mr_router_fd().  watch_mount reads a pipe per namespace, and a storm
- * across many of them is what io_uring's batched reads are for.
+ * on mr_router_fd().  On a quiet host a change costs about a tenth less CPU
+ * on epoll driven from a caller's loop, a fifth less on the router's own
+ * thread (BENCHMARKS.md, "One change at a time").
+ * MR_OPT_EPOLL reads through epoll whatever the source; MR_OPT_IO_URING
+ * through io_uring whatever the source (still epoll where io_uring cannot
+ * be set up).  Both at once: -EINVAL.
  */
 #define MR_OPT_EPOLL (1u << 1)
+#define MR_OPT_IO_URING (1u << 2)
 
 struct mr_opts {
 	size_t size;          /* sizeof(struct mr_opts); layouts ending at
@@ -204,8 +209,7 @@ struct mr_opts {
 	unsigned queue_notes; /* watch_mount: notification queue slots, 1..512
 				 (0: 256) */
 	unsigned batch;       /* the io_uring has 2 * batch submission entries
-				 (no meaning on epoll: MR_OPT_EPOLL, or where
-				 io_uring is refused),
+				 (no meaning on epoll: see MR_OPT_EPOLL),
 				 1..4096 (0: 256 entries, as for batch 128) */
 };
 
@@ -213,15 +217,16 @@ struct mr_opts {
  * Creates a router (@opts may be NULL: every default).  Unless
  * MR_OPT_NO_SELF_NS, the caller's own mount namespace is added at once.
  * Returns 0, -ENOSYS if the named source is not supported by this kernel,
- * -EINVAL for unknown flags, an unknown source name, a queue_notes or batch
- * out of range or a short opts->size, -ENOMEM, or the -errno of adding the
- * caller's namespace (with a source named, a refusal is returned as it is:
- * -EACCES when a security module refuses the watch).  Where io_uring cannot
- * be set up (io_uring_setup refused by kernel.io_uring_disabled or a
- * seccomp filter, a kernel without it or without provided-buffer rings,
- * 5.19), the router is still made: it reads the same fds through epoll and
- * read(2) instead, with the same events and contracts; only the cost per
- * read differs (one epoll_ctl more).
+ * -EINVAL for unknown flags, MR_OPT_EPOLL with MR_OPT_IO_URING, an unknown
+ * source name, a queue_notes or batch out of range or a short opts->size,
+ * -ENOMEM, or the -errno of adding the caller's namespace (with a source
+ * named, a refusal is returned as it is: -EACCES when a security module
+ * refuses the watch).  Where io_uring cannot be set up (io_uring_setup
+ * refused by kernel.io_uring_disabled or a seccomp filter, a kernel without
+ * it or without provided-buffer rings, 5.19), a router that would read
+ * through it is still made: it reads the same fds through epoll and read(2)
+ * instead, with the same events and contracts; only the cost per read
+ * differs (one epoll_ctl more).
  * Threads: any.  Progress: blocking (syscalls; reads the caller's table).
  * Lifetime: the router lives until mr_router_free(); no thread runs until
  * mr_router_start().
@@ -306,9 +311,8 @@ MR_EXPORT int mr_router_stop(mr_router *r);
  * For callers driving the router from their own loop: an fd that becomes
  * readable (POLLIN) when there is work, and the call that does the work
  * without blocking.
- * mr_router_fd() returns the fd (the io_uring's, or the epoll fd's with
- * MR_OPT_EPOLL or where io_uring was refused; poll it, never read or close
- * it) or -EINVAL.
+ * mr_router_fd() returns the fd (the io_uring's or the epoll fd's, as
+ * MR_OPT_EPOLL tells; poll it, never read or close it) or -EINVAL.
  * Threads: any.  Progress: wait-free.
  * Lifetime: the fd is the router's until mr_router_free().
  * mr_router_dispatch() returns the number of events routed, -EBUSY while
@@ -330,8 +334,8 @@ struct mr_stats {
 	uint64_t resyncs;        /* table diffs after a loss */
 	uint64_t syscalls;       /* syscalls the router thread made, all told */
 	uint64_t io_uring_enters; /* of them, io_uring_enter (or epoll waits,
-				     with MR_OPT_EPOLL or where io_uring
-				     was refused) */
+				     where the router reads through epoll:
+				     see MR_OPT_EPOLL) */
 	uint64_t bad_records;    /* truncated or unknown records skipped */
 	uint64_t namespaces;
 	uint64_t subscribers;

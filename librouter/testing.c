@@ -174,9 +174,17 @@ size_t mr__testing_trie_count(const struct mr__trie *t, const char *path)
 	return n;
 }
 
-void mr__testing_reactor_force_poll(bool on)
+int mr__testing_reactor_force(const char *backend)
 {
-	mr__reactor_poll_force(on);
+	if (!backend)
+		mr__reactor_override(MR__REACTOR_AS_ASKED);
+	else if (!strcmp(backend, "epoll"))
+		mr__reactor_override(MR__REACTOR_EPOLL);
+	else if (!strcmp(backend, "io_uring"))
+		mr__reactor_override(MR__REACTOR_IO_URING);
+	else
+		return -EINVAL;
+	return 0;
 }
 
 const char *mr__testing_reactor_backend(mr_router *r)

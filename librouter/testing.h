@@ -96,12 +96,14 @@ int mr__testing_trie_add(struct mr__trie *t, const char *prefix, void *value);
 size_t mr__testing_trie_count(const struct mr__trie *t, const char *path);
 
 /*
- * While @on, every router made reads its fds through epoll and read(2), as
- * it does where io_uring_setup fails (kernel.io_uring_disabled, seccomp):
- * for tests of that backend, and under valgrind, which delivers no
- * io_uring completions.  Threads: any; routers already made keep theirs.
+ * Every router made from now on reads its fds through @backend, whatever
+ * its source or flags would choose: "epoll" (as where io_uring_setup is
+ * refused, and under valgrind, which delivers no io_uring completions),
+ * "io_uring" (falling back to epoll only where it cannot be set up), or
+ * NULL for the router's own choice.  -EINVAL for any other name.
+ * Threads: any; routers already made keep theirs.
  */
-void mr__testing_reactor_force_poll(bool on);
+int mr__testing_reactor_force(const char *backend);
 /* "io_uring" or "epoll": what router @r reads its fds through. */
 const char *mr__testing_reactor_backend(mr_router *r);
 

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Linked into every test binary: MR_TEST_REACTOR=epoll makes each router
- * the test creates read through the epoll backend, as where io_uring is
- * refused, so that the same tests prove that backend (ctest's *_epoll
- * variants) and run under valgrind, which delivers no io_uring
- * completions.  Before main, so no router exists yet.
+ * Linked into every test binary: MR_TEST_REACTOR=epoll or =io_uring makes
+ * each router the test creates read through that backend, whatever its
+ * source would choose, so that the same tests prove both (ctest's
+ * *_io_uring variants; valgrind, which delivers no io_uring completions,
+ * runs them on epoll).  Before main, so no router exists yet.
  */
+#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "testing.h"
 
@@ -15,6 +15,8 @@ __attribute__((constructor)) static void reactor_choice(void)
 {
 	const char *v = getenv("MR_TEST_REACTOR");
 
-	if (v && !strcmp(v, "epoll"))
-		mr__testing_reactor_force_poll(true);
+	if (v && *v && mr__testing_reactor_force(v) < 0) {
+		fprintf(stderr, "MR_TEST_REACTOR=%s: not a backend (epoll, io_uring)\n", v);
+		exit(1);
+	}
 }

@@ -10,10 +10,12 @@
  *    private namespace are each reported;
  *  - driven from a caller's poll(2) loop on mr_router_fd(), the same: the
  *    caller's poll of the epoll fd must not use up mountinfo's POLLPRI.
- * Without the filter, this kernel's router is on io_uring (unless the
- * test runs with MR_TEST_REACTOR=epoll), so the choice is the refusal's.
- * A router made with MR_OPT_EPOLL reads through epoll with io_uring at
- * hand, and delivers the same events both ways.
+ * The routers there ask for io_uring (MR_OPT_IO_URING), which mainline's
+ * sources would not use anyway, so epoll is the refusal's doing.
+ * Without the filter, a router reads through the backend its source
+ * chooses (epoll for these sources, io_uring for watch_mount) unless
+ * MR_OPT_EPOLL or MR_OPT_IO_URING says otherwise, and delivers the same
+ * events on each.
  */
 #include <errno.h>
 #include <linux/filter.h>
@@ -91,7 +93,7 @@ static int expect(mr_router *r, mr_sub *s, uint32_t kind, const char *path)
 }
 
 /* One source: mount, remount read-only, umount, each reported. */
-static int events_delivered(const char *source, bool own_loop, unsigned flags)
+static int events_delivered(const char *source, bool own_loop, unsigned flags, const char *backend)
 {
 	struct mr_opts o = { .size = sizeof(o), .flags = flags, .source = source };
 	struct mr_sub_opts so = { .size = sizeof(so), .subtree = root };
@@ -103,7 +105,7 @@ static int events_delivered(const char *source, bool own_loop, unsigned flags)
 	if (err == -ENOSYS)
 		return T_EXIT_SKIP;
 	CHECK(err == 0);
-	CHECK_STR(mr__testing_reactor_backend(r), "epoll");
+	CHECK_STR(mr__testing_reactor_backend(r), backend);
 	CHECK(mr_subscribe(r, &so, &s) == 0);
 	if (!own_loop)
 		CHECK(mr_router_start(r) == 0);
@@ -136,7 +138,7 @@ static void child(void)
 		_exit(77);
 	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
 		for (int own_loop = 0; own_loop < 2; own_loop++) {
-			int rc = events_delivered(sources[i], own_loop, 0);
+			int rc = events_delivered(sources[i], own_loop, MR_OPT_IO_URING, "epoll");
 			if (rc == T_EXIT_FAIL) {
 				fprintf(stderr, "%s, %s: FAIL\n", sources[i],
 					own_loop ? "caller's poll loop" : "router thread");
@@ -164,44 +166,73 @@ static int test_refused_io_uring(void)
 	return 0;
 }
 
-/*
- * Without the refusal the router is on io_uring wherever io_uring_setup
- * works here (asked directly), and on epoll where it does not.
- */
-static int test_io_uring_when_allowed(void)
+/* io_uring_setup works here (asked directly). */
+static bool io_uring_works(void)
 {
-	struct mr_opts o = { .size = sizeof(o), .source = "mountinfo" };
 	struct io_uring_params params = { 0 };
-	const char *forced = getenv("MR_TEST_REACTOR");
-	mr_router *r = NULL;
 	int fd = (int)syscall(__NR_io_uring_setup, 4, &params);
 
-	if (fd >= 0)
-		close(fd);
-	CHECK(mr_router_new(&o, &r) == 0);
-	if ((forced && !strcmp(forced, "epoll")) || fd < 0)
-		CHECK_STR(mr__testing_reactor_backend(r), "epoll");
-	else
-		CHECK_STR(mr__testing_reactor_backend(r), "io_uring");
-	mr_router_free(r);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/*
+ * Without the refusal: epoll for mainline's sources unless MR_OPT_IO_URING
+ * asks for io_uring, which they get wherever io_uring_setup works; the two
+ * flags together are refused.  MR_TEST_REACTOR overrides every choice.
+ */
+static int test_backend_by_source(void)
+{
+	const char *forced = getenv("MR_TEST_REACTOR");
+	const char *uring = io_uring_works() ? "io_uring" : "epoll";
+	static const unsigned flags[] = { 0, MR_OPT_IO_URING, MR_OPT_EPOLL };
+
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		struct mr_opts o = { .size = sizeof(o), .flags = flags[i], .source = "mountinfo" };
+		const char *want = flags[i] == MR_OPT_IO_URING ? uring : "epoll";
+		mr_router *r = NULL;
+
+		if (forced && *forced)
+			want = strcmp(forced, "io_uring") ? "epoll" : uring;
+		CHECK(mr_router_new(&o, &r) == 0);
+		CHECK_STR(mr__testing_reactor_backend(r), want);
+		mr_router_free(r);
+	}
+	struct mr_opts both = { .size = sizeof(both), .flags = MR_OPT_EPOLL | MR_OPT_IO_URING };
+	mr_router *r = NULL;
+	CHECK(mr_router_new(&both, &r) == -EINVAL && !r);
 	return 0;
 }
 
-/* Asked for, epoll reads where io_uring would work: the same events, both ways. */
-static int test_epoll_asked(void)
+/* Each backend asked for delivers the same events, both ways of driving. */
+static int test_backend_asked(void)
 {
+	const char *forced = getenv("MR_TEST_REACTOR");
+	static const struct {
+		unsigned flag;
+		const char *name;
+	} asked[] = { { MR_OPT_EPOLL, "epoll" }, { MR_OPT_IO_URING, "io_uring" } };
 	int ran = 0;
 
-	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
-		for (int own_loop = 0; own_loop < 2; own_loop++) {
-			int rc = events_delivered(sources[i], own_loop, MR_OPT_EPOLL);
-			if (rc == T_EXIT_FAIL) {
-				fprintf(stderr, "%s, %s, MR_OPT_EPOLL: FAIL\n", sources[i],
-					own_loop ? "caller's poll loop" : "router thread");
-				return T_EXIT_FAIL;
+	if (forced && *forced)
+		return tu_skip("MR_TEST_REACTOR overrides what is asked");
+	for (size_t a = 0; a < sizeof(asked) / sizeof(asked[0]); a++) {
+		const char *backend = asked[a].flag == MR_OPT_IO_URING && !io_uring_works() ?
+					      "epoll" : asked[a].name;
+		for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
+			for (int own_loop = 0; own_loop < 2; own_loop++) {
+				int rc = events_delivered(sources[i], own_loop, asked[a].flag, backend);
+				if (rc == T_EXIT_FAIL) {
+					fprintf(stderr, "%s, %s, asked for %s: FAIL\n", sources[i],
+						own_loop ? "caller's poll loop" : "router thread",
+						asked[a].name);
+					return T_EXIT_FAIL;
+				}
+				ran += rc == 0;
 			}
-			ran += rc == 0;
-		}
+	}
 	return ran ? 0 : tu_skip("no source runs on this kernel");
 }
 
@@ -211,8 +242,8 @@ int main(void)
 
 	if (rc)
 		return rc;
-	rc = RUN(test_io_uring_when_allowed);
-	rc |= RUN(test_epoll_asked) == T_EXIT_FAIL;
+	rc = RUN(test_backend_by_source);
+	rc |= RUN(test_backend_asked) == T_EXIT_FAIL;
 	s = RUN(test_refused_io_uring);
 	if (s == T_EXIT_SKIP && !rc)
 		return T_EXIT_SKIP;

@@ -67,7 +67,7 @@ static int run(bool epoll)
 	struct kick k = {.kicks_left = 1};
 	uint64_t one = 1;
 
-	mr__testing_reactor_force_poll(epoll);
+	mr__testing_reactor_force(epoll ? "epoll" : "io_uring");
 	CHECK(mr__reactor_new(&ro, &re) == 0);
 	if (!epoll && strcmp(mr__reactor_backend(re), "io_uring")) {
 		mr__reactor_free(re);
@@ -105,7 +105,7 @@ static int run(bool epoll)
 	CHECK(mr__reactor_drain(re, 2000) == 0);
 	close(k.w.fd);
 	mr__reactor_free(re);
-	mr__testing_reactor_force_poll(false);
+	mr__testing_reactor_force(NULL);
 	return 0;
 }
 

@@ -62,7 +62,7 @@ extern const char *const watcher_needs[W__N];
 
 uint64_t now_ns(void);
 
-/* MR_OPT_* the mountrouter watchers make their routers with (--epoll). */
+/* MR_OPT_* the mountrouter watchers make their routers with (--epoll, --io-uring). */
 extern unsigned watcher_router_flags;
 
 #endif

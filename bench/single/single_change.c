@@ -10,7 +10,9 @@
  *                 [--propagation]       (MS_SHARED too: FAN_MNT_ATTR_CHANGE kernels)
  *                 [--rounds 1]          (each watcher this many times, interleaved)
  *                 [--interleave]        (every watcher and size at once, change by change)
- *                 [--epoll]             (the routers made with MR_OPT_EPOLL)
+ *                 [--epoll | --io-uring] (the routers made with MR_OPT_EPOLL
+ *                                        or MR_OPT_IO_URING; else each
+ *                                        source's own choice)
  *
  * In a private mount namespace (tmpfs root under /tmp), for each table size
  * N: N tmpfs mounts, then for each watcher (watchers.c), in a child process
@@ -458,12 +460,13 @@ int main(int argc, char **argv)
 		{"rounds", required_argument, 0, 'r'},
 		{"interleave", no_argument, 0, 'I'},
 		{"epoll", no_argument, 0, 'E'},
+		{"io-uring", no_argument, 0, 'U'},
 		{0, 0, 0, 0}};
 	unsigned sizes[16] = {1000, 3000, 10000, 30000}, n_sizes = 4;
 	const char *json = NULL, *only = NULL;
 	int o;
 
-	while ((o = getopt_long(argc, argv, "m:c:i:f:j:w:pr:IEh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "m:c:i:f:j:w:pr:IEUh", opts, NULL)) != -1) {
 		switch (o) {
 		case 'm':
 			n_sizes = 0;
@@ -495,13 +498,16 @@ int main(int argc, char **argv)
 			interleaved = true;
 			break;
 		case 'E':
-			watcher_router_flags |= MR_OPT_EPOLL;
+			watcher_router_flags = MR_OPT_EPOLL;
+			break;
+		case 'U':
+			watcher_router_flags = MR_OPT_IO_URING;
 			break;
 		default:
 			fprintf(stderr, "usage: single_change [--mounts N,N..] [--changes N] "
 					"[--interval-ms MS] [--findmnt-max N] [--json FILE] "
 					"[--watchers N,N..] [--propagation] [--rounds R] "
-					"[--interleave] [--epoll]\n");
+					"[--interleave] [--epoll | --io-uring]\n");
 			return o == 'h' ? 0 : 2;
 		}
 	}

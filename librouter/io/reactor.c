@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -32,6 +33,25 @@
 #include "io/reactor_poll.h"
 #include "io/reactor_uring.h"
 #include "probe.h"
+
+static atomic_int override;
+
+void mr__reactor_override(enum mr__reactor_override o)
+{
+	atomic_store(&override, o);
+}
+
+static bool wants_epoll(const struct mr__reactor_opts *o)
+{
+	switch (atomic_load(&override)) {
+	case MR__REACTOR_EPOLL:
+		return true;
+	case MR__REACTOR_IO_URING:
+		return false;
+	default:
+		return o->epoll;
+	}
+}
 
 /*
  * The io_uring and its provided-buffer ring.  Returns 0, or -errno with
@@ -109,7 +129,7 @@ int mr__reactor_new(const struct mr__reactor_opts *o, struct mr__reactor **ret)
 		goto fail;
 	}
 
-	if (o->epoll || mr__reactor_poll_forced() ||
+	if (wants_epoll(o) ||
 	    uring_setup(re, o->entries ? o->entries : 256) < 0) {
 		munmap(re->br, re->br_bytes);
 		re->br = NULL;

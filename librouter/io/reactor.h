@@ -46,6 +46,18 @@ struct mr__reactor_opts {
 	bool epoll;        /* read through epoll even where io_uring works */
 };
 
+/*
+ * Tests only (testing.h): every reactor made from now on reads through
+ * the backend named here whatever its opts ask, io_uring still falling
+ * back to epoll where it cannot be set up.  Threads: any.
+ */
+enum mr__reactor_override {
+	MR__REACTOR_AS_ASKED,
+	MR__REACTOR_EPOLL,
+	MR__REACTOR_IO_URING,
+};
+void mr__reactor_override(enum mr__reactor_override o);
+
 int mr__reactor_new(const struct mr__reactor_opts *o, struct mr__reactor **ret);
 void mr__reactor_free(struct mr__reactor *re);
 int mr__reactor_fd(const struct mr__reactor *re);

@@ -32,7 +32,6 @@
  * arms, waits, and hands each ready fd or due timer to its watch.
  */
 #include <errno.h>
-#include <stdatomic.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -40,18 +39,6 @@
 #include "io/reactor_poll.h"
 #include "alloc.h"
 #include "io/reactor_poll_state.h"
-
-static atomic_bool forced;
-
-void mr__reactor_poll_force(bool on)
-{
-	atomic_store(&forced, on);
-}
-
-bool mr__reactor_poll_forced(void)
-{
-	return atomic_load(&forced);
-}
 
 int mr__reactor_poll_new(const struct mr__reactor_opts *o, struct mr__reactor_poll **ret)
 {

@@ -29,11 +29,4 @@ int mr__reactor_poll_drain(struct mr__reactor_poll *p);
 bool mr__reactor_poll_ready(struct mr__reactor_poll *p);
 void mr__reactor_poll_stats(const struct mr__reactor_poll *p, struct mr__reactor_stats *ret);
 
-/*
- * Tests only (testing.h): every reactor made while @on is set skips
- * io_uring, as if io_uring_setup had been refused.
- */
-void mr__reactor_poll_force(bool on);
-bool mr__reactor_poll_forced(void);
-
 #endif /* MR_REACTOR_POLL_H */

@@ -63,7 +63,9 @@ int mr_router_new(const struct mr_opts *opts, mr_router **ret)
 			return -EINVAL;
 		memcpy(&o, opts, opts->size < sizeof(o) ? opts->size : sizeof(o));
 	}
-	if (o.flags & ~(MR_OPT_NO_SELF_NS | MR_OPT_EPOLL))
+	if (o.flags & ~(MR_OPT_NO_SELF_NS | MR_OPT_EPOLL | MR_OPT_IO_URING))
+		return -EINVAL;
+	if ((o.flags & MR_OPT_EPOLL) && (o.flags & MR_OPT_IO_URING))
 		return -EINVAL;
 	/* Documented ranges; batch * 2 must also stay a sane io_uring size. */
 	if (o.queue_notes > MR__QUEUE_NOTES_MAX || o.batch > MR__BATCH_MAX)
@@ -82,8 +84,10 @@ int mr_router_new(const struct mr_opts *opts, mr_router **ret)
 		goto fail;
 	r->source_auto = !o.source || !strcmp(o.source, "auto");
 
-	struct mr__reactor_opts ro = {.entries = o.batch ? o.batch * 2 : 256,
-				      .epoll = o.flags & MR_OPT_EPOLL};
+	/* The backend the source reads best through (MR_OPT_EPOLL says why). */
+	bool epoll = o.flags & MR_OPT_EPOLL ||
+		     (!(o.flags & MR_OPT_IO_URING) && !r->ops->batches_reads);
+	struct mr__reactor_opts ro = {.entries = o.batch ? o.batch * 2 : 256, .epoll = epoll};
 	err = mr__reactor_new(&ro, &r->re);
 	if (err < 0)
 		goto fail;

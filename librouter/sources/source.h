@@ -73,6 +73,11 @@ void mr__source_timer_arm(struct mr__source_timer *t, struct mr__reactor *re, ui
 
 struct mr__source_ops {
 	const char *name;
+	/*
+	 * Reads many fds at once in a storm (a pipe per namespace), which
+	 * io_uring batches; else the router reads through epoll (MR_OPT_EPOLL).
+	 */
+	bool batches_reads;
 	/* 0 if this kernel supports the source, else -errno (-ENOSYS: absent). */
 	int (*probe)(void);
 	/* Opens the kernel side for @ns (caller's thread); mirror not built yet. */
