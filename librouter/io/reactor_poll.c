@@ -6,8 +6,11 @@
  * watches, read through one epoll fd with read(2) into one buffer, so the
  * sources and the router above cannot tell the two apart.
  *
- * A read watch is EPOLLONESHOT, like reactor.c's one-shot requests: once
- * it reported it is re-armed (EPOLL_CTL_MOD) at the next submit.
+ * A read watch stays in the set, level-triggered, from its add to its
+ * removal, as a multishot read stays in flight on io_uring: a change costs
+ * epoll_wait and read(2), with no epoll_ctl to re-arm.  A paused read
+ * watch is taken out of the set when it next reports, and put back by
+ * resume.
  *
  * A POLLPRI watch cannot ask epoll for EPOLLPRI: /proc/PID/mountinfo's
  * poll method reports a change once and forgets it, and epoll polls its

@@ -70,7 +70,7 @@ static int arm(struct mr__reactor_poll *p, struct mr__watch *w, int op)
 		program_timer(p);
 	} else {
 		struct epoll_event ev = {
-			.events = w->mode == MR__WATCH_POLLPRI ? EPOLLIN | EPOLLET : EPOLLIN | EPOLLONESHOT,
+			.events = w->mode == MR__WATCH_POLLPRI ? EPOLLIN | EPOLLET : EPOLLIN,
 			.data.ptr = w,
 		};
 		int rc = epoll_ctl(p->epfd, op, w->fd, &ev);
@@ -95,12 +95,6 @@ int mr__reactor_poll_add(struct mr__reactor_poll *p, struct mr__watch *w)
 
 void mr__reactor_poll_remove(struct mr__reactor_poll *p, struct mr__watch *w)
 {
-	for (struct mr__watch **pp = &p->rearm; *pp; pp = &(*pp)->next_rearm)
-		if (*pp == w) {
-			*pp = w->next_rearm;
-			w->next_rearm = NULL;
-			break;
-		}
 	if (w->mode == MR__WATCH_TIMER) {
 		struct mr__poll_timer *t = find_timer(p, w);
 		if (t) {
@@ -133,7 +127,7 @@ int mr__reactor_poll_resume(struct mr__reactor_poll *p, struct mr__watch *w)
 	if (!w->parked)
 		return 0;
 	w->parked = false;
-	return arm(p, w, w->mode == MR__WATCH_POLLPRI ? EPOLL_CTL_ADD : EPOLL_CTL_MOD);
+	return arm(p, w, EPOLL_CTL_ADD);
 }
 
 int mr__reactor_poll_retime(struct mr__reactor_poll *p, struct mr__watch *w, uint64_t timeout_ns)
@@ -150,13 +144,7 @@ int mr__reactor_poll_retime(struct mr__reactor_poll *p, struct mr__watch *w, uin
 
 int mr__reactor_poll_submit(struct mr__reactor_poll *p, bool wait)
 {
-	for (struct mr__watch *w = p->rearm, *next; w; w = next) {
-		next = w->next_rearm;
-		w->next_rearm = NULL;
-		if (arm(p, w, EPOLL_CTL_MOD) == 0)
-			p->stats.rearms++;
-	}
-	p->rearm = NULL;
+	/* Nothing to re-arm: every watch stays in the epoll set (reactor_poll.c). */
 	if (!wait)
 		return 0;
 	/* Waits only: mr__reactor_poll_reap() takes what is ready. */
@@ -206,6 +194,14 @@ static void fire_timers(struct mr__reactor_poll *p)
 	program_timer(p);
 }
 
+/* Takes @w out of the epoll set until it is added or resumed again. */
+static void unregister(struct mr__reactor_poll *p, struct mr__watch *w)
+{
+	epoll_ctl(p->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	w->armed = false;
+	p->n_armed--;
+}
+
 /* The POLLPRI watch @w was woken: its namespace changed (see the top). */
 static void pollpri(struct mr__reactor_poll *p, struct mr__watch *w, uint32_t events)
 {
@@ -213,9 +209,7 @@ static void pollpri(struct mr__reactor_poll *p, struct mr__watch *w, uint32_t ev
 	if (!call(p, w, POLLPRI | (int)(events & (EPOLLERR | EPOLLHUP)), NULL, 0))
 		return;
 	if (w->paused) {
-		epoll_ctl(p->epfd, EPOLL_CTL_DEL, w->fd, NULL);
-		w->armed = false;
-		p->n_armed--;
+		unregister(p, w);
 		w->parked = true;
 	}
 }
@@ -226,8 +220,6 @@ static void pollpri(struct mr__reactor_poll *p, struct mr__watch *w, uint32_t ev
  */
 static void ready(struct mr__reactor_poll *p, struct mr__watch *w, ssize_t n, int err)
 {
-	w->armed = false;
-	p->n_armed--;
 	p->stats.completions++;
 	if (n > 0) {
 		if (!call(p, w, (int)n, p->buf, (size_t)n))
@@ -235,20 +227,18 @@ static void ready(struct mr__reactor_poll *p, struct mr__watch *w, ssize_t n, in
 	} else if (n == 0 || (err != EAGAIN && err != EINTR)) {
 		/*
 		 * An error (EBADF: the fd closed under the router) is reported
-		 * once and the watch not re-armed, as reactor.c does; so is an
-		 * end of file, which would otherwise be reported forever.
+		 * once and the watch not read again, as reactor.c does; so is
+		 * an end of file, which would otherwise be reported forever.
 		 */
 		if (call(p, w, n == 0 ? 0 : -err, p->buf, 0))
-			epoll_ctl(p->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+			unregister(p, w);
 		return;
 	}
-	/* EAGAIN, EINTR: another reader took it, or a signal; wait again. */
+	/* EAGAIN, EINTR: another reader took it, or a signal; it stays in the set. */
 	if (w->paused) {
+		unregister(p, w);
 		w->parked = true;
-		return;
 	}
-	w->next_rearm = p->rearm;
-	p->rearm = w;
 }
 
 int mr__reactor_poll_reap(struct mr__reactor_poll *p, void (*before)(void *), void *arg)
@@ -256,9 +246,9 @@ int mr__reactor_poll_reap(struct mr__reactor_poll *p, void (*before)(void *), vo
 	int total = 0;
 
 	/*
-	 * Read watches do not come back until the next submit, but a POLLPRI
-	 * watch does with every change: a storm of mounts could keep this
-	 * loop going, so it stops after a few rounds and the epoll fd, still
+	 * A read watch comes back while its fd has more to read and a POLLPRI
+	 * watch with every change: a storm of mounts could keep this loop
+	 * going, so it stops after a few rounds and the epoll fd, still
 	 * readable, brings the rest to the next step.
 	 */
 	for (int round = 0; round < 8; round++) {

@@ -25,7 +25,6 @@ struct mr__reactor_poll {
 	unsigned buf_size;
 	struct mr__poll_timer *timers; /* armed timers, unordered: a namespace has one or two */
 	size_t n_timers, cap_timers;
-	struct mr__watch *rearm;
 	/*
 	 * The batch being handled: a callback that removes another watch
 	 * clears that watch's entry here, so it is not read after its release.

@@ -158,15 +158,23 @@ int mr__attr_pass_run(struct mr__attr_pass *p, struct mr__ns *ns)
 	err = mr__mirror_each(&ns->mirror, key_of, &r);
 	if (!err)
 		err = mr__mi_diff_run(&p->diff, p->fd, p->ok ? &pass_ops : &baseline_ops, &r, &calls);
-	mr__router_count_syscalls(ns->r, calls);
 	if (err < 0) {
-		/* The table could not be compared: a resync reads it all. */
+		/*
+		 * The table could not be compared: a resync reads it all.  The
+		 * lines are learned anew first, as when the pass was opened: a
+		 * change made after the resync's read then shows as a changed
+		 * line.  Learned after it, such a change would be taken for the
+		 * table as the resync saw it, and lost.
+		 */
 		mr__mi_diff_reset(&p->diff);
-		p->ok = false;
+		p->ok = mr__mi_diff_run(&p->diff, p->fd, &baseline_ops, &r, &calls) == 0;
 		mr__router_loss(ns);
-	} else {
+	} else if (!p->ok) {
+		/* Learned only now, after the last resync read: read again after them. */
 		p->ok = true;
+		mr__router_loss(ns);
 	}
+	mr__router_count_syscalls(ns->r, calls);
 	mr__router_count_sweep(ns->r, mr__thread_cpu_ns() - cpu0);
 	return err;
 }
