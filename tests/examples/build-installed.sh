@@ -26,17 +26,21 @@ cmake -S "$src/tests/examples/consumer" -B "$prefix/cm" -DCMAKE_PREFIX_PATH="$pr
 	-DEXAMPLES="$ex" >/dev/null
 cmake --build "$prefix/cm" >/dev/null
 
+# Output is captured before it is matched: `cmd | grep -q` under pipefail
+# fails when grep stops reading before cmd has written its last line.
 for dir in pc cm; do
 	# Each binary starts and answers: the library it loads is the installed one.
-	"$prefix/$dir/unit-tracker" --help | grep -q '^usage: ' || { echo "$dir/unit-tracker --help"; exit 1; }
-	"$prefix/$dir/container-manager" --help | grep -q '^usage: ' ||
-		{ echo "$dir/container-manager --help"; exit 1; }
+	for bin in unit-tracker container-manager; do
+		out=$("$prefix/$dir/$bin" --help)
+		grep -q '^usage: ' <<<"$out" || { echo "$dir/$bin --help said: $out"; exit 1; }
+	done
 	# A relative subtree is refused by mr_subscribe(), and said so.
 	if out=$("$prefix/$dir/minimal" relative 2>&1); then
 		echo "$dir/minimal accepted a relative subtree"; exit 1
 	fi
 	[[ $out == 'minimal: Invalid argument' ]] || { echo "$dir/minimal said: $out"; exit 1; }
-	ldd "$prefix/$dir/minimal" | grep -q "$libdir/libmountrouter.so.0" ||
+	out=$(ldd "$prefix/$dir/minimal")
+	grep -q "$libdir/libmountrouter.so.0" <<<"$out" ||
 		{ echo "$dir/minimal does not load the installed library"; exit 1; }
 done
 echo "examples built with pkg-config and with find_package(mountrouter) from the installed prefix, and ran"
