@@ -246,15 +246,20 @@ int mr__reactor_poll_reap(struct mr__reactor_poll *p, void (*before)(void *), vo
 	int total = 0;
 
 	/*
+	 * Another round only while this one suggests more is ready now: the
+	 * array came back full, or a read all but filled the buffer.  Otherwise what
+	 * came meanwhile leaves the epoll fd readable for the next step, and
+	 * one change costs one epoll_wait, not a second that finds nothing.
 	 * A read watch comes back while its fd has more to read and a POLLPRI
 	 * watch with every change: a storm of mounts could keep this loop
-	 * going, so it stops after a few rounds and the epoll fd, still
-	 * readable, brings the rest to the next step.
+	 * going, so it stops after a few rounds all the same.
 	 */
-	for (int round = 0; round < 8; round++) {
+	bool more = true;
+	for (int round = 0; round < 8 && more; round++) {
 		int n = epoll_wait(p->epfd, p->evs, (int)MR__ARRAY_SIZE(p->evs), 0);
 		if (n <= 0)
 			break;
+		more = n == (int)MR__ARRAY_SIZE(p->evs);
 		p->n_evs = n;
 		for (int i = 0; i < n; i++) {
 			void *ptr = p->evs[i].data.ptr;
@@ -273,6 +278,8 @@ int mr__reactor_poll_reap(struct mr__reactor_poll *p, void (*before)(void *), vo
 			if (reads) {
 				got = read(((struct mr__watch *)ptr)->fd, p->buf, p->buf_size);
 				err = got < 0 ? errno : 0;
+				/* Whole records only: a full read can end short of the buffer. */
+				more |= got >= (ssize_t)p->buf_size / 2;
 			}
 			/*
 			 * @before before each one, not once a batch: what a watch
