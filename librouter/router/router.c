@@ -45,9 +45,9 @@ void mr__router_count_sweep(mr_router *r, uint64_t ns)
 	mr__count(&r->sweep_ns_total, ns);
 }
 
-void mr__router_stamp(mr_router *r)
+uint64_t mr__router_stamp(mr_router *r)
 {
-	r->now_ns = mr__now_ns();
+	return r->now_ns = mr__now_ns();
 }
 
 int mr_router_new(const struct mr_opts *opts, mr_router **ret)

@@ -52,8 +52,8 @@ void mr__router_remove(struct mr__ns *ns, uint64_t mnt_id);
  * Returns the number of differences.
  */
 int mr__router_sync(struct mr__ns *ns, struct mr__table *fresh, uint32_t flags);
-/* The time events read in the current batch are stamped with. */
-void mr__router_stamp(mr_router *r);
+/* Sets, and returns, the time events read in the current batch are stamped with. */
+uint64_t mr__router_stamp(mr_router *r);
 /*
  * Runs @ns's after_batch at the end of this step (the next, when called
  * from after_batch itself): a source calls it when a completion leaves it

@@ -20,8 +20,9 @@ struct mr__fan_group;
 struct mr__fan_member {
 	struct mr__ns *ns;
 	uint64_t ino; /* nsfs inode, to match a record's process with */
-	/* Router thread: @c was applied to ns, taking @spent_ns. */
-	void (*applied)(struct mr__fan_member *m, const struct mr__change *c, uint64_t spent_ns);
+	/* Router thread: @c was applied to ns at @now_ns, taking @spent_ns. */
+	void (*applied)(struct mr__fan_member *m, const struct mr__change *c, uint64_t spent_ns,
+			uint64_t now_ns);
 	struct mr__fan_group *group;
 	bool started;
 	bool attr_events; /* the kernel reports its attribute changes (FAN_MNT_ATTR_CHANGE) */

@@ -103,10 +103,10 @@ static void state_free(void *p)
 }
 
 /* A record of this namespace was applied (fanotify_group.c). */
-static void on_applied(struct mr__fan_member *m, const struct mr__change *c, uint64_t spent_ns)
+static void on_applied(struct mr__fan_member *m, const struct mr__change *c, uint64_t spent_ns,
+		       uint64_t now)
 {
 	struct fan_state *st = (struct fan_state *)((char *)m - offsetof(struct fan_state, member));
-	uint64_t now = mr__now_ns();
 
 	if (c->kind == MR__CHANGE_ATTACH) {
 		st->recent[st->recent_next] = (struct recent_mount){c->mnt_id, now};
@@ -151,9 +151,9 @@ static bool recheck_recent(struct fan_state *st, uint64_t now)
 	return found;
 }
 
-static void arm_timer(struct fan_state *st, uint64_t ns)
+static void arm_timer(struct fan_state *st, uint64_t ns, uint64_t now)
 {
-	mr__source_timer_arm(&st->timer, mr__router_reactor(st->ns->r), ns, mr__now_ns());
+	mr__source_timer_arm(&st->timer, mr__router_reactor(st->ns->r), ns, now);
 }
 
 /* Joins the group's readers and, unless the kernel names attribute changes, polls mountinfo. */
@@ -208,15 +208,16 @@ static void fan_after_batch(struct mr__ns *ns)
 	/* Nobody asks for what the recent mounts could explain: put it off whole. */
 	if (mr__pass_unexplained_in(&st->clock, now) == 0)
 		mr__pass_judged(&st->clock, st->clock.wanted && recheck_recent(st, now), now);
-	if (mr__pass_due(&st->clock, now) == 0)
+	if (mr__pass_due(&st->clock, now) == 0) {
 		run_pass(st);
-	now = mr__now_ns();
+		now = mr__now_ns();
+	}
 	wait = mr__pass_unexplained_in(&st->clock, now);
 	uint64_t due = mr__pass_due(&st->clock, now);
 	if (due < wait)
 		wait = due;
 	if (wait != UINT64_MAX)
-		arm_timer(st, wait);
+		arm_timer(st, wait, now);
 }
 
 static void fan_settle(struct mr__ns *ns)
