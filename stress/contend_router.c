@@ -327,7 +327,7 @@ int ms_run_router(struct ms_storm *st, const char *source, struct ms_result *res
 {
 	struct rctx *c = calloc(1, sizeof(*c));
 	struct ms_driver *d = calloc(1, sizeof(*d));
-	struct mr_opts mo = { .size = sizeof(mo), .source = source,
+	struct mr_opts mo = { .size = sizeof(mo), .flags = st->o->router_flags, .source = source,
 			       .queue_notes = st->o->queue_notes };
 	struct rusage ru0, ru1;
 	uint64_t t0 = ms_now_ns(), main_cpu0 = ms_thread_cpu_ns();

@@ -51,6 +51,8 @@ static void usage(FILE *f)
 		"  --settle-ms MS      per-wave limit to reach consistency (10000)\n"
 		"  --contenders LIST   watch_mount,fanotify,mountinfo,poller,findmnt\n"
 		"  --router-thread     run the router with mr_router_start(), not our dispatch loop\n"
+		"  --backend B         epoll or io_uring: what the routers read through\n"
+		"                      (default: each source's own choice, see MR_OPT_EPOLL)\n"
 		"  --json FILE         every figure as JSON\n"
 		"  --plot PREFIX       PREFIX.svg, .gp and .dat files (default: mountstorm)\n"
 		"  --no-plot           no plot files\n"
@@ -74,7 +76,7 @@ static int parse_args(int argc, char **argv, struct ms_opts *o)
 {
 	enum { O_TOTAL = 256, O_PEERS, O_MEMBERS, O_NOSLAVE, O_NOUNB, O_MOUNTS, O_DEPTH,
 	       O_THREADS, O_RATE, O_SUBS, O_STALL, O_QNOTES, O_SETTLE, O_CONT, O_RTHREAD, O_JSON,
-	       O_PLOT, O_NOPLOT, O_QUICK, O_VERBOSE, O_HOLD, O_BUILDMAX, O_HELP };
+	       O_PLOT, O_NOPLOT, O_QUICK, O_VERBOSE, O_HOLD, O_BUILDMAX, O_BACKEND, O_HELP };
 	static const struct option lo[] = {
 		{ "total", 1, 0, O_TOTAL }, { "peers", 1, 0, O_PEERS },
 		{ "members", 1, 0, O_MEMBERS }, { "no-slave", 0, 0, O_NOSLAVE },
@@ -87,6 +89,7 @@ static int parse_args(int argc, char **argv, struct ms_opts *o)
 		{ "json", 1, 0, O_JSON }, { "plot", 1, 0, O_PLOT }, { "no-plot", 0, 0, O_NOPLOT },
 		{ "quick", 0, 0, O_QUICK }, { "verbose", 0, 0, O_VERBOSE },
 		{ "hold-waves", 1, 0, O_HOLD }, { "build-at-max", 0, 0, O_BUILDMAX },
+		{ "backend", 1, 0, O_BACKEND },
 		{ "help", 0, 0, O_HELP }, { 0 } };
 	bool quick_sizes[4] = { false };
 	int c, err = 0;
@@ -120,12 +123,22 @@ static int parse_args(int argc, char **argv, struct ms_opts *o)
 		case O_VERBOSE: o->verbose = true; break;
 		case O_HOLD: err = parse_uint(optarg, &o->hold_waves); break;
 		case O_BUILDMAX: o->build_at_max = true; break;
+		case O_BACKEND:
+			if (!strcmp(optarg, "epoll"))
+				o->router_flags = MR_OPT_EPOLL;
+			else if (!strcmp(optarg, "io_uring"))
+				o->router_flags = MR_OPT_IO_URING;
+			else
+				err = -EINVAL;
+			break;
 		case O_HELP: usage(stdout); exit(0);
 		default: return -EINVAL;
 		}
 		if (err) {
-			fprintf(stderr, "mountstorm: bad value for --%s: %s\n", lo[c - O_TOTAL].name,
-				optarg);
+			const struct option *bad = lo;
+			while (bad->val != c)
+				bad++;
+			fprintf(stderr, "mountstorm: bad value for --%s: %s\n", bad->name, optarg);
 			return err;
 		}
 	}

@@ -275,7 +275,10 @@ int ms_report_json(const struct ms_opts *o, const struct ms_result *r, size_t n,
 	fprintf(f, "\"build_at_max\": %s, ", o->build_at_max ? "true" : "false");
 	U("hold_waves", o->hold_waves); fprintf(f, ", ");
 	U("subs", o->subs); fprintf(f, ", "); U("stall_capacity", o->stall_capacity);
-	fprintf(f, ", \"router_thread\": %s},\n  \"contenders\": [", o->router_thread ? "true" : "false");
+	fprintf(f, ", \"router_thread\": %s, \"backend\": \"%s\"},\n  \"contenders\": [",
+		o->router_thread ? "true" : "false",
+		o->router_flags & MR_OPT_EPOLL ? "epoll" :
+		o->router_flags & MR_OPT_IO_URING ? "io_uring" : "default");
 	for (size_t i = 0; i < n; i++) {
 		const struct ms_result *x = &r[i];
 		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");

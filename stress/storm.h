@@ -51,6 +51,7 @@ struct ms_opts {
 	unsigned settle_ms;      /* per-wave limit for reaching consistency */
 	unsigned alt_settle_ms;  /* same, for the alternatives (they may lag) */
 	bool router_thread;      /* mr_router_start instead of our dispatch loop */
+	unsigned router_flags;   /* MR_OPT_EPOLL or MR_OPT_IO_URING (--backend), or 0 */
 	bool quick;
 	const char *contenders;  /* comma-separated */
 	const char *json;        /* path or NULL */

@@ -48,6 +48,12 @@ enum watcher {
 	 * drives from its own event loop pays before doing anything.
 	 */
 	W_FLOOR_POLLED,
+	/*
+	 * The floor's loop asking statmount for what a mountrouter event
+	 * carries (source, options, root, the superblock's flags), as the
+	 * router does: how much of the router's cost is that information.
+	 */
+	W_FLOOR_FIELDS,
 	W__N,
 };
 

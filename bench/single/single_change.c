@@ -6,7 +6,9 @@
  *                 [--interval-ms 30] [--findmnt-max 3000] [--json FILE]
  *                 [--watchers 0,3,..]   (numbers of enum watcher in single.h;
  *                                        8: watch_mount, the project's kernel;
- *                                        9, 10: listmount, mountinfo, one thread)
+ *                                        9, 10: listmount, mountinfo, one thread;
+ *                                        11: the polled floor; 12: the floor
+ *                                        asking for the event's fields)
  *                 [--propagation]       (MS_SHARED too: FAN_MNT_ATTR_CHANGE kernels)
  *                 [--rounds 1]          (each watcher this many times, interleaved)
  *                 [--interleave]        (every watcher and size at once, change by change)
@@ -87,7 +89,8 @@ static bool sees(enum watcher w, enum kind k)
 {
 	if (k == K_PROPAGATION)
 		return w == W_FANOTIFY || w == W_FANOTIFY_1T || w == W_WATCH_MOUNT;
-	return (w != W_FLOOR && w != W_FLOOR_POLLED && w != W_FANOTIFY_TOPO) ||
+	return (w != W_FLOOR && w != W_FLOOR_POLLED && w != W_FLOOR_FIELDS &&
+		w != W_FANOTIFY_TOPO) ||
 	       (k != K_RO && k != K_SETATTR);
 }
 

@@ -30,6 +30,7 @@ const char *const watcher_name[W__N] = {
 	[W_LISTMOUNT_1T] = "mountrouter, listmount, one thread",
 	[W_MOUNTINFO_1T] = "mountrouter, mountinfo, one thread",
 	[W_FLOOR_POLLED] = "polled floor (poll, then read)",
+	[W_FLOOR_FIELDS] = "floor, statmount of the event's fields",
 };
 
 const char *const watcher_needs[W__N] = {
@@ -45,6 +46,7 @@ const char *const watcher_needs[W__N] = {
 	[W_LISTMOUNT_1T] = "listmount(2) and statmount(2) (6.8)",
 	[W_MOUNTINFO_1T] = "a pollable /proc/self/mountinfo",
 	[W_FLOOR_POLLED] = "fanotify mount events (FAN_REPORT_MNT, 6.14)",
+	[W_FLOOR_FIELDS] = "fanotify mount events (FAN_REPORT_MNT, 6.14)",
 };
 
 unsigned watcher_router_flags;
@@ -67,10 +69,16 @@ static void took(struct seen *seen)
  * ---- the floor: one fanotify record, one statmount, one line ----
  * @polled: wait in poll() and read without blocking, as a watcher driven
  * by its caller's event loop must, instead of sleeping in read().
+ * @fields: ask statmount for every field a mountrouter event carries
+ * (librouter/mirror/listmount.c asks for the same on this kernel) and
+ * print them, not the mount point and type alone.
  */
 
-static void run_floor(bool polled, struct seen *seen, int out)
+static void run_floor(bool polled, bool fields, struct seen *seen, int out)
 {
+	const uint64_t basic = STATMOUNT_MNT_BASIC | STATMOUNT_MNT_POINT | STATMOUNT_FS_TYPE;
+	const uint64_t event = basic | STATMOUNT_SB_BASIC | STATMOUNT_MNT_ROOT | STATMOUNT_MNT_OPTS |
+			       STATMOUNT_FS_SUBTYPE | STATMOUNT_SB_SOURCE;
 	int fd = fanotify_init(FAN_REPORT_MNT | FAN_CLASS_NOTIF | FAN_CLOEXEC |
 				       (polled ? FAN_NONBLOCK : 0),
 			       0);
@@ -99,14 +107,20 @@ static void run_floor(bool polled, struct seen *seen, int out)
 		     m = FAN_EVENT_NEXT(m, n)) {
 			struct mr_fanotify_info_mnt *info = (void *)(m + 1);
 			struct mr_mnt_id_req req = {.size = MR_MNT_ID_REQ_SIZE_VER0, .mnt_id = info->mnt_id,
-						 .param = STATMOUNT_MNT_BASIC | STATMOUNT_MNT_POINT |
-							  STATMOUNT_FS_TYPE};
+						 .param = fields ? event : basic};
 			const char *what = m->mask & FAN_MNT_ATTACH ? "attach" : "detach";
 			int len;
 			if (m->mask & FAN_MNT_ATTACH &&
 			    syscall(__NR_statmount, &req, &u.sm, sizeof(u), 0) == 0)
-				len = snprintf(line, sizeof(line), "%s %s %s\n", what,
-					       u.sm.str + u.sm.mnt_point, u.sm.str + u.sm.fs_type);
+				len = fields ? snprintf(line, sizeof(line), "%s %s %s %s %s %s\n", what,
+							u.sm.str + u.sm.mnt_point,
+							u.sm.str + u.sm.fs_type,
+							u.sm.str + u.sm.sb_source,
+							u.sm.str + u.sm.mnt_opts,
+							u.sm.str + u.sm.mnt_root)
+					     : snprintf(line, sizeof(line), "%s %s %s\n", what,
+							u.sm.str + u.sm.mnt_point,
+							u.sm.str + u.sm.fs_type);
 			else
 				len = snprintf(line, sizeof(line), "%s %llu\n", what,
 					       (unsigned long long)info->mnt_id);
@@ -302,6 +316,7 @@ int watcher_probe(enum watcher w)
 	switch (w) {
 	case W_FLOOR:
 	case W_FLOOR_POLLED:
+	case W_FLOOR_FIELDS:
 	case W_FANOTIFY:
 	case W_FANOTIFY_1T:
 	case W_FANOTIFY_TOPO:
@@ -337,10 +352,13 @@ void watcher_run(enum watcher w, const char *root, struct seen *seen)
 
 	switch (w) {
 	case W_FLOOR:
-		run_floor(false, seen, out);
+		run_floor(false, false, seen, out);
 		break;
 	case W_FLOOR_POLLED:
-		run_floor(true, seen, out);
+		run_floor(true, false, seen, out);
+		break;
+	case W_FLOOR_FIELDS:
+		run_floor(false, true, seen, out);
 		break;
 	case W_FANOTIFY:
 		run_router("fanotify", false, 0, root, seen, out);

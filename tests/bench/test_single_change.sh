@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# single_change end to end on a small table: two rounds of the floor, the
-# one-thread router (every kind, and mount/umount/move only) and the bare
-# poller.  Checks that each watcher saw every change it can see (none
+# single_change end to end on a small table: two rounds of the floor (and
+# the floor asking statmount for the event's fields), the one-thread router
+# (every kind, and mount/umount/move only) and the bare poller.  Checks that each watcher saw every change it can see (none
 # missed), that the JSON holds one row per watcher and kind with the
 # rounds, and that the report and the BENCHMARKS.md section render from it.
 #   tests/bench/test_single_change.sh BUILD_DIR SOURCE_DIR
@@ -11,7 +11,7 @@ command -v jq >/dev/null || { echo "jq missing (setup.sh installs it)"; exit 77;
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-args="--mounts 200 --changes 3 --rounds 2 --watchers 0,2,3,6"
+args="--mounts 200 --changes 3 --rounds 2 --watchers 0,2,3,6,12"
 # shellcheck disable=SC2086
 if ! "$build/bench/single_change" $args --json "$out/run.jsonl" >"$out/run.txt" 2>"$out/err"; then
 	cat "$out/err"
@@ -23,8 +23,8 @@ if grep -q "left out" "$out/err"; then
 fi
 
 rows=$(jq -s 'map(select(has("kind"))) | length' "$out/run.jsonl")
-# 4 watchers x 7 kinds (no propagation unless asked).
-[[ $rows == 28 ]] || { echo "expected 28 rows, got $rows"; cat "$out/run.jsonl"; exit 1; }
+# 5 watchers x 7 kinds (no propagation unless asked).
+[[ $rows == 35 ]] || { echo "expected 35 rows, got $rows"; cat "$out/run.jsonl"; exit 1; }
 bad=$(jq -s 'map(select(has("kind") and (.rounds != 2 or .missed != 0 or (.sees and .cpu_us <= 0))))' \
 	"$out/run.jsonl")
 [[ $bad == "[]" ]] || { echo "rows with a missed change, no CPU or wrong rounds: $bad"; exit 1; }
