@@ -333,9 +333,11 @@ struct mr_stats {
 	uint64_t kernel_losses;  /* loss signals from the kernel */
 	uint64_t resyncs;        /* table diffs after a loss */
 	uint64_t syscalls;       /* syscalls the router thread made, all told */
-	uint64_t io_uring_enters; /* of them, io_uring_enter (or epoll waits,
-				     where the router reads through epoll:
-				     see MR_OPT_EPOLL) */
+	uint64_t io_uring_enters; /* of them, io_uring_enter; where the router
+				     reads through epoll (see MR_OPT_EPOLL),
+				     its thread's blocking waits, while
+				     epoll_wait, read and epoll_ctl count
+				     among the rest */
 	uint64_t bad_records;    /* truncated or unknown records skipped */
 	uint64_t namespaces;
 	uint64_t subscribers;

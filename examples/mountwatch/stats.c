@@ -130,7 +130,7 @@ void mw_stats_print(struct mw_stats *s, const mr_router *r, FILE *f)
 		(unsigned long long)s->resyncs, s->resyncs == 1 ? "" : "s",
 		(unsigned long long)s->synthetic, s->synthetic == 1 ? "" : "s");
 	fprintf(f, "mountwatch: router: %llu records read, %llu events routed, %llu syscalls "
-		   "(%llu io_uring_enter), %.2f syscalls/event, %llu bad records, "
+		   "(%llu io_uring_enter or epoll_wait), %.2f syscalls/event, %llu bad records, "
 		   "%llu kernel losses, %llu resyncs, %llu sweeps (%.1f ms CPU), %llu namespaces, "
 		   "%llu mounts\n",
 		(unsigned long long)rs.records_read, (unsigned long long)rs.events_routed,

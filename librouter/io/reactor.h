@@ -102,6 +102,7 @@ int mr__reactor_drain(struct mr__reactor *re, unsigned timeout_ms);
 
 struct mr__reactor_stats {
 	uint64_t enters, completions, rearms, nobufs;
+	uint64_t calls; /* its other syscalls (epoll: epoll_wait, read, epoll_ctl, timerfd) */
 };
 void mr__reactor_stats(const struct mr__reactor *re, struct mr__reactor_stats *ret);
 /*

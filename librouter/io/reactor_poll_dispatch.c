@@ -39,6 +39,7 @@ static void program_timer(struct mr__reactor_poll *p)
 	its.it_value.tv_sec = (time_t)(first / 1000000000u);
 	its.it_value.tv_nsec = (long)(first % 1000000000u);
 	timerfd_settime(p->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+	p->stats.calls++;
 }
 
 static struct mr__poll_timer *find_timer(struct mr__reactor_poll *p, struct mr__watch *w)
@@ -74,11 +75,12 @@ static int arm(struct mr__reactor_poll *p, struct mr__watch *w, int op)
 			.data.ptr = w,
 		};
 		int rc = epoll_ctl(p->epfd, op, w->fd, &ev);
+		p->stats.calls++;
 		/* A watch added again after a removal, or re-armed after a close and reopen. */
-		if (rc < 0 && errno == EEXIST)
-			rc = epoll_ctl(p->epfd, EPOLL_CTL_MOD, w->fd, &ev);
-		else if (rc < 0 && errno == ENOENT)
-			rc = epoll_ctl(p->epfd, EPOLL_CTL_ADD, w->fd, &ev);
+		if (rc < 0 && (errno == EEXIST || errno == ENOENT)) {
+			rc = epoll_ctl(p->epfd, errno == EEXIST ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, w->fd, &ev);
+			p->stats.calls++;
+		}
 		if (rc < 0)
 			return -errno;
 	}
@@ -104,6 +106,7 @@ void mr__reactor_poll_remove(struct mr__reactor_poll *p, struct mr__watch *w)
 	} else {
 		/* Registered from its add until here, armed or not; the fd is still open. */
 		epoll_ctl(p->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+		p->stats.calls++;
 		for (int i = 0; i < p->n_evs; i++)
 			if (p->evs[i].data.ptr == w)
 				p->evs[i].data.ptr = NULL;
@@ -175,6 +178,7 @@ static void fire_timers(struct mr__reactor_poll *p)
 	uint64_t expiries;
 
 	(void)!read(p->tfd, &expiries, sizeof(expiries));
+	p->stats.calls++;
 	for (;;) {
 		uint64_t now = now_ns();
 		struct mr__poll_timer *t = NULL;
@@ -198,6 +202,7 @@ static void fire_timers(struct mr__reactor_poll *p)
 static void unregister(struct mr__reactor_poll *p, struct mr__watch *w)
 {
 	epoll_ctl(p->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	p->stats.calls++;
 	w->armed = false;
 	p->n_armed--;
 }
@@ -257,6 +262,7 @@ int mr__reactor_poll_reap(struct mr__reactor_poll *p, void (*before)(void *), vo
 	bool more = true;
 	for (int round = 0; round < 8 && more; round++) {
 		int n = epoll_wait(p->epfd, p->evs, (int)MR__ARRAY_SIZE(p->evs), 0);
+		p->stats.calls++;
 		if (n <= 0)
 			break;
 		more = n == (int)MR__ARRAY_SIZE(p->evs);
@@ -277,6 +283,7 @@ int mr__reactor_poll_reap(struct mr__reactor_poll *p, void (*before)(void *), vo
 			bool reads = ptr != &p->tfd && ((struct mr__watch *)ptr)->mode != MR__WATCH_POLLPRI;
 			if (reads) {
 				got = read(((struct mr__watch *)ptr)->fd, p->buf, p->buf_size);
+				p->stats.calls++;
 				err = got < 0 ? errno : 0;
 				/* Whole records only: a full read can end short of the buffer. */
 				more |= got >= (ssize_t)p->buf_size / 2;
@@ -315,5 +322,6 @@ bool mr__reactor_poll_ready(struct mr__reactor_poll *p)
 {
 	struct pollfd pfd = {.fd = p->epfd, .events = POLLIN};
 
+	p->stats.calls++;
 	return poll(&pfd, 1, 0) > 0;
 }

@@ -72,6 +72,7 @@ static int step(mr_router *r)
 
 	mr__reactor_stats(r->re, &rs);
 	atomic_store_explicit(&r->enters, rs.enters, memory_order_relaxed);
+	atomic_store_explicit(&r->reactor_calls, rs.calls, memory_order_relaxed);
 	return (int)(atomic_load_explicit(&r->events_routed, memory_order_relaxed) - routed);
 }
 

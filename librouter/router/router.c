@@ -168,7 +168,7 @@ int mr_router_stats(const mr_router *r, struct mr_stats *ret)
 		.ring_drops = LOAD(ring_drops),
 		.kernel_losses = LOAD(kernel_losses),
 		.resyncs = LOAD(resyncs),
-		.syscalls = LOAD(syscalls) + LOAD(enters),
+		.syscalls = LOAD(syscalls) + LOAD(enters) + LOAD(reactor_calls),
 		.io_uring_enters = LOAD(enters),
 		.bad_records = LOAD(bad_records),
 		.namespaces = LOAD(n_ns),

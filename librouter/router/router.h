@@ -95,6 +95,7 @@ struct mr_router {
 	_Atomic uint64_t records_read, events_routed, deliveries, ring_drops, kernel_losses,
 		resyncs, syscalls, enters, bad_records, resync_ns_total, resync_cpu_ns_total, sweeps,
 		sweep_ns_total;
+	_Atomic uint64_t reactor_calls; /* the reactor's syscalls besides its waits */
 	_Atomic uint64_t n_subs, n_ns, n_mounts;
 };
 
