@@ -144,8 +144,10 @@ static void publish_syscalls(mr_router *r, struct seen *seen)
  * Lets the router finish its start-up work before the first change (a
  * source's first pass after its start, which on epoll the registration of
  * mountinfo's doorbell always asks for): until its syscall count holds for
- * 20 ms, dispatching it meanwhile when it runs on this thread.  Otherwise
- * that work would be counted against the first change.
+ * 20 ms, dispatching it meanwhile when it runs on this thread; on its own
+ * thread, whose counts show only once a step is done, for 250 ms, longer
+ * than a pass at 30,000 mounts takes.  Otherwise that work would be counted
+ * against the first change.
  */
 static void settle(mr_router *r, bool one_thread)
 {
@@ -158,7 +160,7 @@ static void settle(mr_router *r, bool one_thread)
 			if (poll(&p, 1, 20) > 0)
 				mr_router_dispatch(r);
 		} else {
-			usleep(20000);
+			usleep(250000);
 		}
 		mr_router_stats(r, &after);
 	} while (after.syscalls != before.syscalls);
