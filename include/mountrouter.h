@@ -190,9 +190,9 @@ MR_EXPORT void mr_event_unref(const struct mr_event *ev);
  * namespace; listmount and mountinfo only poll), where io_uring's batches
  * buy nothing and its completions cost more: it posts them through task
  * work, which interrupts and restarts the poll() a caller's loop sleeps in
- * on mr_router_fd().  On a quiet host a change costs about a tenth less CPU
- * on epoll driven from a caller's loop, a fifth less on the router's own
- * thread (BENCHMARKS.md, "One change at a time").
+ * on mr_router_fd().  On a quiet host a change costs about an eighth less
+ * CPU on epoll driven from a caller's loop, a fifth less on the router's
+ * own thread (BENCHMARKS.md, "One change at a time").
  * MR_OPT_EPOLL reads through epoll whatever the source; MR_OPT_IO_URING
  * through io_uring whatever the source (still epoll where io_uring cannot
  * be set up).  Both at once: -EINVAL.
