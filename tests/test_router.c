@@ -19,6 +19,7 @@
 
 #include "probe.h"
 #include "mountrouter-uapi.h"
+#include "testing.h"
 #include "testutil.h"
 
 /* The source when none is named: the VM build compiles in watch_mount. */
@@ -694,6 +695,8 @@ int main(int argc, char **argv)
 		return T_EXIT_FAIL;
 	}
 	CHECK_STR(mr_router_source(router), source);
+	/* The backend the source reads best through: io_uring for watch_mount, epoll otherwise. */
+	CHECK_STR(mr__testing_reactor_backend(router), tu_expected_backend(source, 0));
 	CHECK(mr_router_start(router) == 0);
 
 	fail |= RUN(test_lifecycle);

@@ -7,10 +7,37 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/io_uring.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "testutil.h"
+
+bool tu_io_uring_works(void)
+{
+	struct io_uring_params params = { 0 };
+	int fd = (int)syscall(__NR_io_uring_setup, 4, &params);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+const char *tu_expected_backend(const char *source, unsigned flags)
+{
+	const char *forced = getenv("MR_TEST_REACTOR");
+	bool uring = strcmp(source, "fanotify") != 0;
+
+	if (forced && *forced)
+		uring = !strcmp(forced, "io_uring");
+	else if (flags & MR_OPT_EPOLL)
+		uring = false;
+	else if (flags & MR_OPT_IO_URING)
+		uring = true;
+	return uring && tu_io_uring_works() ? "io_uring" : "epoll";
+}
 
 #ifndef STATX_MNT_ID_UNIQUE
 #define STATX_MNT_ID_UNIQUE 0x00004000u /* 6.8 */

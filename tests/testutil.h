@@ -57,6 +57,16 @@
 /* Prints one line saying why and returns T_EXIT_SKIP. */
 int tu_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* io_uring_setup works here (asked directly, not through the library). */
+bool tu_io_uring_works(void);
+/*
+ * The backend a router made with @flags on @source reads through here:
+ * MR_TEST_REACTOR's if set, else the source's own (epoll for fanotify,
+ * io_uring for the others; MR_OPT_EPOLL and MR_OPT_IO_URING override it),
+ * epoll wherever io_uring cannot be set up.
+ */
+const char *tu_expected_backend(const char *source, unsigned flags);
+
 /*
  * Moves the process into a new private mount namespace with a tmpfs at a
  * fresh directory under /tmp, whose path goes to @root.  Returns 0,

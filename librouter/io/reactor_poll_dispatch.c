@@ -239,7 +239,10 @@ static void ready(struct mr__reactor_poll *p, struct mr__watch *w, ssize_t n, in
 			unregister(p, w);
 		return;
 	}
-	/* EAGAIN, EINTR: another reader took it, or a signal; it stays in the set. */
+	/*
+	 * Read, or EAGAIN or EINTR (another reader took it, or a signal): it
+	 * stays in the set, unless it was paused.
+	 */
 	if (w->paused) {
 		unregister(p, w);
 		w->parked = true;
@@ -252,9 +255,10 @@ int mr__reactor_poll_reap(struct mr__reactor_poll *p, void (*before)(void *), vo
 
 	/*
 	 * Another round only while this one suggests more is ready now: the
-	 * array came back full, or a read all but filled the buffer.  Otherwise what
-	 * came meanwhile leaves the epoll fd readable for the next step, and
-	 * one change costs one epoll_wait, not a second that finds nothing.
+	 * array came back full, or a read all but filled the buffer.
+	 * Otherwise what came meanwhile leaves the epoll fd readable for the
+	 * next step, and one change costs one epoll_wait, not a second that
+	 * finds nothing.
 	 * A read watch comes back while its fd has more to read and a POLLPRI
 	 * watch with every change: a storm of mounts could keep this loop
 	 * going, so it stops after a few rounds all the same.

@@ -86,7 +86,7 @@ int mr_router_new(const struct mr_opts *opts, mr_router **ret)
 
 	/* The backend the source reads best through (MR_OPT_EPOLL says why). */
 	bool epoll = o.flags & MR_OPT_EPOLL ||
-		     (!(o.flags & MR_OPT_IO_URING) && !r->ops->batches_reads);
+		     (!(o.flags & MR_OPT_IO_URING) && !r->ops->prefers_io_uring);
 	struct mr__reactor_opts ro = {.entries = o.batch ? o.batch * 2 : 256, .epoll = epoll};
 	err = mr__reactor_new(&ro, &r->re);
 	if (err < 0)

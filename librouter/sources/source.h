@@ -74,10 +74,15 @@ void mr__source_timer_arm(struct mr__source_timer *t, struct mr__reactor *re, ui
 struct mr__source_ops {
 	const char *name;
 	/*
-	 * Reads many fds at once in a storm (a pipe per namespace), which
-	 * io_uring batches; else the router reads through epoll (MR_OPT_EPOLL).
+	 * The router reads through io_uring by default, not epoll (MR_OPT_EPOLL
+	 * says why): watch_mount reads a pipe per namespace, which io_uring
+	 * batches in a storm.  listmount and mountinfo read the table in their
+	 * doorbell's callback, and epoll reports a doorbell once at once when
+	 * it is registered: a report older than a subscription made just
+	 * after the router started, whose reading can route a mount made
+	 * after that subscription before the subscription is in place.
 	 */
-	bool batches_reads;
+	bool prefers_io_uring;
 	/* 0 if this kernel supports the source, else -errno (-ENOSYS: absent). */
 	int (*probe)(void);
 	/* Opens the kernel side for @ns (caller's thread); mirror not built yet. */

@@ -294,6 +294,7 @@ static void lm_close(struct mr__ns *ns, struct mr__reactor *re)
 
 const struct mr__source_ops mr__source_listmount = {
 	.name = "listmount",
+	.prefers_io_uring = true,
 	.probe = lm_probe,
 	.open = lm_open,
 	.start = lm_start,

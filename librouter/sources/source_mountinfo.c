@@ -238,6 +238,7 @@ static void mi_close(struct mr__ns *ns, struct mr__reactor *re)
 
 const struct mr__source_ops mr__source_mountinfo = {
 	.name = "mountinfo",
+	.prefers_io_uring = true,
 	.probe = mi_probe,
 	.open = mi_open,
 	.start = mi_start,

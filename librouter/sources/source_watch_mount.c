@@ -139,7 +139,7 @@ static void wm_close(struct mr__ns *ns, struct mr__reactor *re)
 
 const struct mr__source_ops mr__source_watch_mount = {
 	.name = "watch_mount",
-	.batches_reads = true,
+	.prefers_io_uring = true,
 	.probe = wm_probe,
 	.open = wm_open,
 	.start = wm_start,
