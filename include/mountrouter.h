@@ -184,15 +184,17 @@ MR_EXPORT void mr_event_unref(const struct mr_event *ev);
 #define MR_OPT_NO_SELF_NS (1u << 0) /* do not watch the caller's namespace */
 /*
  * The backend a router reads its fds through.  By default it follows the
- * source: io_uring for watch_mount, which reads a pipe per namespace, where
- * a storm across many of them is what io_uring's batched reads are for;
- * epoll and read(2) for mainline's sources (fanotify reads one fd for every
- * namespace; listmount and mountinfo only poll), where io_uring's batches
- * buy nothing and its completions cost more: it posts them through task
- * work, which interrupts and restarts the poll() a caller's loop sleeps in
- * on mr_router_fd().  On a quiet host a change costs about an eighth less
- * CPU on epoll driven from a caller's loop, a fifth less on the router's
- * own thread (BENCHMARKS.md, "One change at a time").
+ * source.  fanotify reads one fd for every namespace, where io_uring's
+ * batches buy nothing and its completions cost more: it posts them through
+ * task work, which interrupts and restarts the poll() a caller's loop
+ * sleeps in on mr_router_fd().  There epoll and read(2) are the default: on
+ * a quiet host a change costs about an eighth less CPU driven from a
+ * caller's loop, a fifth less on the router's own thread (BENCHMARKS.md,
+ * "One change at a time").  watch_mount reads a pipe per namespace, which
+ * io_uring batches in a storm; listmount and mountinfo read the table when
+ * mountinfo's doorbell rings, and epoll rings it once at registration,
+ * early enough to route a mount before a subscription made just after the
+ * router started is in place: io_uring for those three.
  * MR_OPT_EPOLL reads through epoll whatever the source; MR_OPT_IO_URING
  * through io_uring whatever the source (still epoll where io_uring cannot
  * be set up).  Both at once: -EINVAL.
@@ -225,8 +227,8 @@ struct mr_opts {
  * refused by kernel.io_uring_disabled or a seccomp filter, a kernel without
  * it or without provided-buffer rings, 5.19), a router that would read
  * through it is still made: it reads the same fds through epoll and read(2)
- * instead, with the same events and contracts; only the cost per read
- * differs (one epoll_ctl more).
+ * instead, with the same events and contracts, but for the early mount
+ * MR_OPT_EPOLL tells of on listmount and mountinfo.
  * Threads: any.  Progress: blocking (syscalls; reads the caller's table).
  * Lifetime: the router lives until mr_router_free(); no thread runs until
  * mr_router_start().
