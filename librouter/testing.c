@@ -191,3 +191,8 @@ const char *mr__testing_reactor_backend(mr_router *r)
 {
 	return mr__reactor_backend(mr__router_reactor(r));
 }
+
+void mr__testing_before_read(mr_router *r, void (*fn)(void *arg), void *arg)
+{
+	mr__router_before_read(r, fn, arg);
+}

@@ -9,7 +9,7 @@
  * themselves, and includes their headers (alloc.h, mirror/mount.h,
  * mirror/mirror.h, mirror/mountinfo.h) and no other.
  *
- * Three things only:
+ * Four things only:
  *   - a namespace fed from memory: its source answers lookups from a
  *     callback, its changes are handed in by the caller, and its
  *     subscriptions are attached at once, so the routing path (apply to the
@@ -17,7 +17,8 @@
  *     and no router thread;
  *   - the subtree trie alone;
  *   - the reactor's backend: which one a router reads through, and a way
- *     to make routers read through epoll as where io_uring is refused.
+ *     to make routers read through epoll as where io_uring is refused;
+ *   - a hook between a source's wake-up and its read of the table.
  * Linked from the static library (mountrouter_static); the shared library
  * does not export these names.
  *
@@ -106,6 +107,15 @@ size_t mr__testing_trie_count(const struct mr__trie *t, const char *path);
 int mr__testing_reactor_force(const char *backend);
 /* "io_uring" or "epoll": what router @r reads its fds through. */
 const char *mr__testing_reactor_backend(mr_router *r);
+
+/*
+ * @fn(@arg) runs once, on the router's thread, when a source of @r next
+ * reads the kernel's table (a listing, a read of mountinfo): in the gap
+ * between the completion that asked for the read and the read itself,
+ * where a test subscribes and changes the table.  Set it while the router
+ * runs on the caller's thread (mr_router_dispatch()), between dispatches.
+ */
+void mr__testing_before_read(mr_router *r, void (*fn)(void *arg), void *arg);
 
 #ifdef __cplusplus
 }

@@ -259,6 +259,8 @@ int mr__mi_diff_run(struct mr__mi_diff *d, int fd, const struct mr__mi_diff_ops 
 
 	if (err < 0)
 		return err;
+	if (ops->read)
+		ops->read(arg);
 	if (++d->gen == 0)
 		d->gen = 1; /* 0 marks a slot never listed */
 	d->n_changed = 0;

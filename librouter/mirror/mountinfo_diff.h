@@ -47,6 +47,8 @@ struct mr__mi_diff {
 };
 
 struct mr__mi_diff_ops {
+	/* The whole file is read: called before any other callback (may be NULL). */
+	void (*read)(void *arg);
 	/*
 	 * A line new (@known false) or changed since the last read, @n bytes
 	 * without its '\n'; @key is what mr__mi_diff_set_key() gave the ID.

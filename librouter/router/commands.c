@@ -2,7 +2,9 @@
 /*
  * Commands: other threads change what the router serves (namespaces,
  * subscribers) by pushing onto a lock-free stack, which the router thread
- * drains at the start of each step, oldest first.
+ * drains at the start of each step and of each batch of completions, and
+ * whenever a source has read the table (mr__router_observed()), oldest
+ * first.
  */
 #include <unistd.h>
 
@@ -73,7 +75,7 @@ static void detach_sub(mr_router *r, struct mr_sub *s)
 	}
 }
 
-static void add_sub(mr_router *r, struct mr_sub *s)
+static void add_sub(mr_router *r, struct mr_sub *s, bool settle)
 {
 	s->next_all = r->subs;
 	if (r->subs)
@@ -87,7 +89,7 @@ static void add_sub(mr_router *r, struct mr_sub *s)
 	 * not yet in the trie: what it finds goes to the others, and to @s in
 	 * its snapshot, which comes before anything else.
 	 */
-	if ((s->flags & MR_SUB_SNAPSHOT) && s->ns->ops->settle)
+	if (settle && (s->flags & MR_SUB_SNAPSHOT) && s->ns->ops->settle)
 		s->ns->ops->settle(s->ns);
 	if (mr__trie_add(s->ns->trie, s->prefix, s) < 0) {
 		/* No memory for the trie node: the subscriber learns it lost everything. */
@@ -147,10 +149,11 @@ void mr__commands_del_ns(mr_router *r, struct mr__ns *ns)
 	mr__ns_close(ns, r->re);
 }
 
-void mr__commands_run(mr_router *r)
+/* Moves what was pushed since the last call to the end of r->queued, in the order pushed. */
+static void take_pushed(mr_router *r)
 {
 	struct mr__cmd *c = atomic_exchange_explicit(&r->cmds, NULL, memory_order_acquire);
-	struct mr__cmd *fifo = NULL;
+	struct mr__cmd *fifo = NULL, **tail = &r->queued;
 
 	/* The stack is newest first: reverse it to apply in the order issued. */
 	while (c) {
@@ -159,24 +162,77 @@ void mr__commands_run(mr_router *r)
 		fifo = c;
 		c = next;
 	}
-	for (c = fifo; c; c = fifo) {
-		fifo = c->next;
-		switch (c->kind) {
-		case MR__CMD_ADD_NS:
-			add_ns(r, c->ns);
-			break;
-		case MR__CMD_DEL_NS:
-			mr__commands_del_ns(r, c->ns);
-			break;
-		case MR__CMD_ADD_SUB:
-			add_sub(r, c->sub);
-			break;
-		case MR__CMD_DEL_SUB:
-			mr__commands_del_sub(r, c->sub);
-			break;
-		}
-		mr__free(c);
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = fifo;
+}
+
+static void apply(mr_router *r, struct mr__cmd *c, bool settle)
+{
+	switch (c->kind) {
+	case MR__CMD_ADD_NS:
+		add_ns(r, c->ns);
+		break;
+	case MR__CMD_DEL_NS:
+		mr__commands_del_ns(r, c->ns);
+		break;
+	case MR__CMD_ADD_SUB:
+		add_sub(r, c->sub, settle);
+		break;
+	case MR__CMD_DEL_SUB:
+		mr__commands_del_sub(r, c->sub);
+		break;
 	}
+	mr__free(c);
+}
+
+void mr__commands_run(mr_router *r)
+{
+	struct mr__cmd *c;
+
+	if (r->applying)
+		return;
+	take_pushed(r);
+	r->applying = true;
+	while ((c = r->queued)) {
+		r->queued = c->next;
+		apply(r, c, true);
+	}
+	r->applying = false;
+}
+
+/*
+ * A source has read the kernel's table and has yet to route what it found
+ * (a listing, a read of mountinfo).  The completion that asked for that
+ * read was reaped before a caller may have subscribed and then changed the
+ * table, and the read sees the change: the subscription must be in place
+ * before the change is routed, or the subscriber never gets it.  So the
+ * subscription commands at the head of the queue are applied now.  A
+ * namespace command stops them (it may close the namespace being read):
+ * it and what follows wait for the step's next mr__commands_run().
+ * Nothing is applied while commands already are (a snapshot's settle
+ * reading the table).
+ */
+void mr__router_observed(struct mr__ns *ns)
+{
+	mr_router *r = ns->r;
+	struct mr__cmd *c;
+
+	if (r->applying)
+		return;
+	take_pushed(r);
+	r->applying = true;
+	while ((c = r->queued) && (c->kind == MR__CMD_ADD_SUB || c->kind == MR__CMD_DEL_SUB)) {
+		r->queued = c->next;
+		/* @ns routes what it read next: no settle of its own meanwhile. */
+		apply(r, c, c->kind != MR__CMD_ADD_SUB || c->sub->ns != ns);
+	}
+	r->applying = false;
+}
+
+bool mr__commands_queued(const mr_router *r)
+{
+	return r->queued != NULL;
 }
 
 void mr__commands_run_cb(void *r)

@@ -58,6 +58,11 @@ static int step(mr_router *r)
 	 */
 	wake_touched(r);
 	mr__due_run(r);
+	/* A namespace command a source's read left queued is not kept to the next wake-up. */
+	if (mr__commands_queued(r)) {
+		mr__commands_run(r);
+		mr__due_run(r);
+	}
 	if (r->any_resync) {
 		r->any_resync = false;
 		for (struct mr__ns *ns = r->active; ns; ns = ns->next)

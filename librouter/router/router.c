@@ -50,6 +50,23 @@ uint64_t mr__router_stamp(mr_router *r)
 	return r->now_ns = mr__now_ns();
 }
 
+void mr__router_reading(struct mr__ns *ns)
+{
+	mr_router *r = ns->r;
+	void (*fn)(void *) = r->before_read;
+
+	if (fn) {
+		r->before_read = NULL;
+		fn(r->before_read_arg);
+	}
+}
+
+void mr__router_before_read(mr_router *r, void (*fn)(void *arg), void *arg)
+{
+	r->before_read_arg = arg;
+	r->before_read = fn;
+}
+
 int mr_router_new(const struct mr_opts *opts, mr_router **ret)
 {
 	struct mr_opts o = {0};

@@ -73,6 +73,10 @@ struct mr_router {
 	/* Router thread only from here on. */
 	struct mr__ns *active;     /* namespaces being routed */
 	struct mr__ns *due;        /* whose source has work after this batch */
+	struct mr__cmd *queued;    /* commands taken off the stack, not yet applied, oldest first */
+	bool applying;             /* applying them: a source read meanwhile applies none */
+	void (*before_read)(void *arg); /* a test's, run once (mr__router_reading()) */
+	void *before_read_arg;
 	struct mr_sub *subs;       /* every live subscription */
 	struct mr_sub *touched;    /* got events this step: wake if waiting */
 	struct mr_sub *overrun;    /* waiting to be caught up */
@@ -139,6 +143,8 @@ void mr__recovery_tell_ns_gone(mr_router *r, struct mr__ns *ns);
 void mr__router_kick(mr_router *r);
 void mr__commands_push(mr_router *r, struct mr__cmd *c);
 void mr__commands_run(mr_router *r);
+/* Whether commands wait in the queue (left behind by mr__router_observed()). */
+bool mr__commands_queued(const mr_router *r);
 void mr__commands_run_cb(void *r);
 void mr__commands_del_sub(mr_router *r, struct mr_sub *s);
 void mr__commands_del_ns(mr_router *r, struct mr__ns *ns);

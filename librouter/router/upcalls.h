@@ -52,6 +52,19 @@ void mr__router_remove(struct mr__ns *ns, uint64_t mnt_id);
  * Returns the number of differences.
  */
 int mr__router_sync(struct mr__ns *ns, struct mr__table *fresh, uint32_t flags);
+/*
+ * @ns's source is about to read the kernel's table, to route what it finds
+ * after mr__router_observed().  Runs a test's hook, if one was set.
+ */
+void mr__router_reading(struct mr__ns *ns);
+/* For testing.c: @fn(@arg) runs once, at the next mr__router_reading(). */
+void mr__router_before_read(mr_router *r, void (*fn)(void *arg), void *arg);
+/*
+ * @ns's source has just read the kernel's table and is about to route what
+ * it found: subscriptions made before that read are put in place first
+ * (commands.c says why).  Router thread only.
+ */
+void mr__router_observed(struct mr__ns *ns);
 /* Sets, and returns, the time events read in the current batch are stamped with. */
 uint64_t mr__router_stamp(mr_router *r);
 /*

@@ -145,7 +145,16 @@ static int line_same(void *arg, uint32_t id, const char *line, size_t n, struct 
 	return judge_line(arg, line, n, slot, false, true);
 }
 
-static const struct mr__mi_diff_ops pass_ops = {.changed = line_changed, .same = line_same};
+/* The table is read: what it shows is judged once the subscriptions made before are in place. */
+static void table_read(void *arg)
+{
+	struct run *r = arg;
+
+	mr__router_observed(r->ns);
+}
+
+static const struct mr__mi_diff_ops pass_ops = {
+	.read = table_read, .changed = line_changed, .same = line_same};
 
 int mr__attr_pass_run(struct mr__attr_pass *p, struct mr__ns *ns)
 {
@@ -156,6 +165,7 @@ int mr__attr_pass_run(struct mr__attr_pass *p, struct mr__ns *ns)
 	mr__router_stamp(ns->r);
 	/* Mountinfo names mounts by its 32-bit IDs: map them to the mirror's. */
 	err = mr__mirror_each(&ns->mirror, key_of, &r);
+	mr__router_reading(ns);
 	if (!err)
 		err = mr__mi_diff_run(&p->diff, p->fd, p->ok ? &pass_ops : &baseline_ops, &r, &calls);
 	if (err < 0) {

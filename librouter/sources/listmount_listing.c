@@ -4,7 +4,8 @@
  * source_listmount.c): the whole ID set merged against the last one, or,
  * where NS_MNT_GET_INFO counts the namespace's mounts (6.12), only the IDs
  * above the last one known.  Each difference goes to the router as a
- * change.
+ * change, once the subscriptions made before the listing are in place
+ * (mr__router_observed()).
  */
 #include <errno.h>
 
@@ -62,11 +63,14 @@ long mr__lm_full_listing(struct mr__lm_state *st)
 	long before = mr__lm_count_mounts(st);
 	struct mr__ids t;
 	uint64_t calls = 0;
+
+	mr__router_reading(st->ns);
 	int err = mr__ids_list(st->ns_id, &st->next, &calls);
 
 	mr__router_count_syscalls(st->ns->r, calls);
 	if (err < 0)
 		return err;
+	mr__router_observed(st->ns);
 	size_t changed = diff_ids(st);
 	t = st->known;
 	st->known = st->next;
@@ -87,6 +91,8 @@ long mr__lm_quick_listing(struct mr__lm_state *st)
 	}
 	size_t old_n = st->known.n;
 	uint64_t calls = 0;
+
+	mr__router_reading(st->ns);
 	long k = mr__ids_list_new(st->ns_id, &st->known, &calls);
 
 	mr__router_count_syscalls(st->ns->r, calls);
@@ -96,6 +102,7 @@ long mr__lm_quick_listing(struct mr__lm_state *st)
 		st->known.n = old_n; /* the whole listing diffs against what was known */
 		return -1;
 	}
+	mr__router_observed(st->ns);
 	for (size_t i = old_n; i < st->known.n; i++)
 		mr__router_change(st->ns, &(struct mr__change){.kind = MR__CHANGE_ATTACH,
 							 .mnt_id = st->known.v[i]});

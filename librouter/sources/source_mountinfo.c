@@ -119,10 +119,12 @@ static void read_changes(struct mi_state *st)
 
 	st->pending = false;
 	mr__router_stamp(st->ns->r);
+	mr__router_reading(st->ns);
 	err = mr__mi_diff_run(&st->diff, st->fd, &diff_ops, st, &calls);
 	mr__router_count_syscalls(st->ns->r, calls);
 	/* Every read here is a read of the whole table: counted as a sweep. */
 	mr__router_count_sweep(st->ns->r, mr__thread_cpu_ns() - cpu0);
+	mr__router_observed(st->ns);
 	/* Children go before their parents, and come after them. */
 	if (!err)
 		err = mr__order_parents_first(st->gone.v, st->gone.n, true);
