@@ -419,7 +419,11 @@ struct mr_sub_opts {
  * The subscription takes effect at the router's next step
  * (the caller's next mr_router_dispatch(), or at once on the router's
  * thread, which this call wakes); events from then on are delivered, after
- * the SNAPSHOT if asked for.  Returns 0, -EINVAL for a relative or
+ * the SNAPSHOT if asked for.  A change made after this call returns is
+ * delivered on every source, also where the router was woken by an earlier
+ * change and reads the table only now (listmount, mountinfo, attribute
+ * changes on fanotify): the subscription is put in place between that read
+ * and the routing of what it found.  Returns 0, -EINVAL for a relative or
  * malformed subtree, unknown flags or kinds, a capacity over 1 << 22 or
  * a short opts->size, -ENOENT for an unknown namespace, -ENOMEM.
  * Threads: any, alongside the router thread.  Progress: lock-based.

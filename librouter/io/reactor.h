@@ -32,6 +32,7 @@ struct mr__watch {
 	bool multishot; /* the in-flight request keeps producing completions */
 	bool closing;   /* cancelled: freed by the reactor at its last completion */
 	bool paused;    /* not re-armed after its next completion */
+	bool stopping;  /* paused, and its multishot request cancelled */
 	bool parked;    /* paused and no request in flight */
 	uint64_t timeout_ns; /* MR__WATCH_TIMER: fires once, this long after arming */
 	struct { int64_t tv_sec; long long tv_nsec; } ts; /* __kernel_timespec */

@@ -49,14 +49,22 @@ static int arm(struct mr__reactor *re, struct mr__watch *w)
 		w->multishot = false;
 	} else if (w->mode == MR__WATCH_POLLPRI) {
 		/*
-		 * One-shot, re-armed after each completion: /proc/PID/mountinfo
-		 * reports POLLPRI by comparing the namespace's event counter with
-		 * the one it saw at the previous poll, so a fresh poll is
-		 * level-triggered.  A multishot poll was seen to miss a change that
-		 * landed while the previous completion was being handled.
+		 * Not a poll for POLLPRI.  /proc/PID/mountinfo reports POLLPRI
+		 * once per change, to the first poll that looks, and io_uring
+		 * may look more than once for one wake-up: when a change lands
+		 * while the request is being armed, the arm's look takes the
+		 * POLLPRI while the wake-up's task work owns the request, and
+		 * that task's look then finds nothing and waits again.  The
+		 * change is lost (seen on 6.1 under qemu, a mount that never
+		 * came).  The file wakes its waiters at every change, though,
+		 * and always polls POLLIN: a multishot poll for POLLIN,
+		 * edge-triggered, completes once per wake-up whoever looked,
+		 * and once at arming (a spurious report that covers what changed
+		 * before it), as the epoll backend's watch does.
 		 */
-		io_uring_prep_poll_add(sqe, w->fd, POLLPRI);
-		w->multishot = false;
+		io_uring_prep_poll_multishot(sqe, w->fd, POLLIN);
+		w->multishot = true;
+		w->stopping = false;
 	} else if (re->multishot_read) {
 		memset(sqe, 0, sizeof(*sqe));
 		sqe->opcode = IORING_OP_READ_MULTISHOT;
@@ -160,14 +168,13 @@ int mr__reactor_submit(struct mr__reactor *re, bool wait)
 		return mr__reactor_poll_submit(re->poll, wait);
 	int ret;
 
-	for (struct mr__watch *w = re->rearm, *next; w; w = next) {
-		next = w->next_rearm;
+	/* One the ring has no room for stays queued, with those after it: a watch never re-armed is deaf. */
+	while (re->rearm && arm(re, re->rearm) == 0) {
+		struct mr__watch *w = re->rearm;
+		re->rearm = w->next_rearm;
 		w->next_rearm = NULL;
-		if (arm(re, w) < 0)
-			break;
 		re->stats.rearms++;
 	}
-	re->rearm = NULL;
 
 	if (!re->pending_sqes && !wait)
 		return 0;
@@ -181,6 +188,22 @@ static void queue_rearm(struct mr__reactor *re, struct mr__watch *w)
 {
 	w->next_rearm = re->rearm;
 	re->rearm = w;
+}
+
+/*
+ * A paused multishot poll is cancelled at its next completion: it then
+ * parks, and mr__reactor_resume() arms it afresh, whose first report
+ * covers whatever changed while it was parked.
+ */
+static void stop(struct mr__reactor *re, struct mr__watch *w)
+{
+	struct io_uring_sqe *sqe;
+
+	if (w->stopping || !(sqe = get_sqe(re)))
+		return; /* cancelled already, or at the next completion */
+	w->stopping = true;
+	io_uring_prep_cancel64(sqe, (uint64_t)(uintptr_t)w, 0);
+	io_uring_sqe_set_data64(sqe, MR__REACTOR_UD_IGNORE);
 }
 
 static void complete(struct mr__reactor *re, struct io_uring_cqe *cqe, unsigned *recycled)
@@ -221,7 +244,12 @@ static void complete(struct mr__reactor *re, struct io_uring_cqe *cqe, unsigned 
 		} else if (cqe->res == -EINVAL && w->multishot && w->mode == MR__WATCH_READ) {
 			/* The fd refuses multishot reads: one-shot reads from now on. */
 			re->multishot_read = false;
-		} else if (cqe->res != -ECANCELED && (cqe->res < 0 || w->mode == MR__WATCH_POLLPRI)) {
+		} else if (w->mode == MR__WATCH_POLLPRI && cqe->res >= 0) {
+			/* A wake-up: the namespace changed (see arm()). */
+			w->fn(w, POLLPRI | (cqe->res & (POLLERR | POLLHUP)), NULL, 0);
+			if (more && w->paused && !w->closing)
+				stop(re, w);
+		} else if (cqe->res != -ECANCELED && cqe->res < 0) {
 			w->fn(w, cqe->res, NULL, 0);
 		}
 	}
