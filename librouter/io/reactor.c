@@ -6,6 +6,8 @@
  * data is there and one ring of buffers serves thousands of fds.  Where the
  * kernel has IORING_OP_READ_MULTISHOT (6.7) a single request keeps reading
  * an fd until it fails; elsewhere each completion re-arms a one-shot READ.
+ * A doorbell (a POLLPRI watch on mountinfo) is one multishot poll that
+ * completes at every wake-up of the file (reactor_dispatch.c says why).
  * Re-arms are queued and go to the kernel with the next submit, so a batch
  * of completions costs one io_uring_enter however many fds it touched.
  *
