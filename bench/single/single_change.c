@@ -297,7 +297,11 @@ static pid_t start_watcher(enum watcher w, int ns, struct seen *seen)
 	if (pid < 0)
 		die("fork");
 	if (pid == 0) {
+		char name[16];
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* Its own name, so that a profile (perf report --comm) tells the watchers apart. */
+		snprintf(name, sizeof(name), "watcher-%d", (int)w);
+		prctl(PR_SET_NAME, name);
 		if (ns >= 0 && setns(ns, CLONE_NEWNS) < 0)
 			die("setns (watcher)");
 		pin_to(watcher_cpu, "single_change");
