@@ -269,23 +269,17 @@ static int test_option_only(void)
 
 int main(int argc, char **argv)
 {
-	struct mr_opts o = {.size = sizeof(o)};
 	struct mr_sub_opts so = {.size = sizeof(so), .flags = MR_SUB_SNAPSHOT};
 	int fail = 0, err;
 
-	o.source = argc > 1 ? argv[1] : MR_TEST_SOURCE;
 	err = tu_private_root(root, sizeof(root));
 	if (err)
 		return err;
 	if (!mr__probe()->listmount)
 		return tu_skip("no listmount(2): nothing to check the view against");
-	err = mr_router_new(&o, &router);
-	if (err == -ENOSYS || err == -EINVAL)
-		return tu_skip("the %s source is not available here", o.source);
-	if (err < 0) {
-		fprintf(stderr, "mr_router_new(%s): %s\n", o.source, strerror(-err));
-		return T_EXIT_FAIL;
-	}
+	err = tu_router_new(argc > 1 ? argv[1] : MR_TEST_SOURCE, &router);
+	if (err)
+		return err;
 	so.subtree = root;
 	CHECK(mr_subscribe(router, &so, &sub) == 0);
 	CHECK(mr_router_start(router) == 0);

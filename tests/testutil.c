@@ -110,6 +110,20 @@ int tu_mkdir(const char *path)
 	return mkdir(path, 0755) < 0 && errno != EEXIST ? -errno : 0;
 }
 
+int tu_router_new(const char *source, mr_router **ret)
+{
+	struct mr_opts o = {.size = sizeof(o), .source = source};
+	int err = mr_router_new(&o, ret);
+
+	if (err == -ENOSYS || err == -EINVAL)
+		return tu_skip("the %s source is not available here", source ? source : "auto");
+	if (err < 0) {
+		fprintf(stderr, "mr_router_new(%s): %s\n", source ? source : "auto", strerror(-err));
+		return T_EXIT_FAIL;
+	}
+	return 0;
+}
+
 const struct mr_event *tu_next(mr_sub *s, int timeout_ms, bool markers)
 {
 	struct timespec t0, t;

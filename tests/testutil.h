@@ -74,6 +74,13 @@ const char *tu_expected_backend(const char *source, unsigned flags);
  */
 int tu_private_root(char *root, size_t len);
 
+/*
+ * mr_router_new() for @source (NULL: "auto") with no flags: 0 with the
+ * router in *ret, T_EXIT_SKIP (one line said) when the source is not
+ * available here, or T_EXIT_FAIL (the error said).
+ */
+int tu_router_new(const char *source, mr_router **ret);
+
 /* Joins @root and @rel ("a/b") into @out. */
 const char *tu_path(char *out, size_t len, const char *root, const char *rel);
 
