@@ -191,10 +191,10 @@ MR_EXPORT void mr_event_unref(const struct mr_event *ev);
  * a quiet host a change costs about an eighth less CPU driven from a
  * caller's loop, a fifth less on the router's own thread (BENCHMARKS.md,
  * "One change at a time").  watch_mount reads a pipe per namespace, which
- * io_uring batches in a storm; listmount and mountinfo read the table when
- * mountinfo's doorbell rings, and epoll rings it once at registration,
- * early enough to route a mount before a subscription made just after the
- * router started is in place: io_uring for those three.
+ * io_uring batches in a storm: io_uring for it.  listmount and mountinfo
+ * read the table when mountinfo's doorbell rings, on either backend alike
+ * (their tests run on both); they stay on io_uring, where they were
+ * measured, until epoll is measured for them.
  * MR_OPT_EPOLL reads through epoll whatever the source; MR_OPT_IO_URING
  * through io_uring whatever the source (still epoll where io_uring cannot
  * be set up).  Both at once: -EINVAL.

@@ -76,11 +76,10 @@ struct mr__source_ops {
 	/*
 	 * The router reads through io_uring by default, not epoll (MR_OPT_EPOLL
 	 * says why): watch_mount reads a pipe per namespace, which io_uring
-	 * batches in a storm.  listmount and mountinfo read the table in their
-	 * doorbell's callback, and epoll reports a doorbell once at once when
-	 * it is registered: a report older than a subscription made just
-	 * after the router started, whose reading can route a mount made
-	 * after that subscription before the subscription is in place.
+	 * batches in a storm.  listmount and mountinfo work the same on
+	 * either (a read routes only once the subscriptions made before it
+	 * are in place, mr__router_observed()); they stay on io_uring, where
+	 * they were measured, until epoll is measured for them.
 	 */
 	bool prefers_io_uring;
 	/* 0 if this kernel supports the source, else -errno (-ENOSYS: absent). */
