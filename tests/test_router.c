@@ -695,7 +695,7 @@ int main(int argc, char **argv)
 		return T_EXIT_FAIL;
 	}
 	CHECK_STR(mr_router_source(router), source);
-	/* The backend the source reads best through: io_uring for watch_mount, epoll otherwise. */
+	/* The backend the source reads best through: epoll for fanotify, io_uring otherwise. */
 	CHECK_STR(mr__testing_reactor_backend(router), tu_expected_backend(source, 0));
 	CHECK(mr_router_start(router) == 0);
 
