@@ -54,6 +54,13 @@ enum watcher {
 	 * router does: how much of the router's cost is that information.
 	 */
 	W_FLOOR_FIELDS,
+	/*
+	 * The polled floor with its fd inside an epoll set, the caller polling
+	 * the set and the loop asking epoll_wait() which fd woke: what any
+	 * library that hands its caller one fd for many pays (libmount's
+	 * monitor hands out an epoll fd the same way, mnt_monitor_get_fd()).
+	 */
+	W_FLOOR_EPOLL,
 	W__N,
 };
 

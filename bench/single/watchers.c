@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/fanotify.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -31,6 +32,7 @@ const char *const watcher_name[W__N] = {
 	[W_MOUNTINFO_1T] = "mountrouter, mountinfo, one thread",
 	[W_FLOOR_POLLED] = "polled floor (poll, then read)",
 	[W_FLOOR_FIELDS] = "floor, statmount of the event's fields",
+	[W_FLOOR_EPOLL] = "epoll floor (poll an epoll set, epoll_wait, read)",
 };
 
 const char *const watcher_needs[W__N] = {
@@ -47,6 +49,7 @@ const char *const watcher_needs[W__N] = {
 	[W_MOUNTINFO_1T] = "a pollable /proc/self/mountinfo",
 	[W_FLOOR_POLLED] = "fanotify mount events (FAN_REPORT_MNT, 6.14)",
 	[W_FLOOR_FIELDS] = "fanotify mount events (FAN_REPORT_MNT, 6.14)",
+	[W_FLOOR_EPOLL] = "fanotify mount events (FAN_REPORT_MNT, 6.14)",
 };
 
 unsigned watcher_router_flags;
@@ -65,17 +68,25 @@ static void took(struct seen *seen)
 	atomic_fetch_add(&seen->count, 1);
 }
 
+/* How the floor waits for a record. */
+enum floor_wait {
+	FLOOR_READ,  /* sleeps in read() */
+	FLOOR_POLL,  /* poll() on the fanotify fd, then a non-blocking read() */
+	FLOOR_EPOLL, /* poll() on an epoll set holding it, epoll_wait(), read() */
+};
+
 /*
  * ---- the floor: one fanotify record, one statmount, one line ----
- * @polled: wait in poll() and read without blocking, as a watcher driven
- * by its caller's event loop must, instead of sleeping in read().
+ * @wait: FLOOR_POLL and FLOOR_EPOLL wait as a watcher driven by its
+ * caller's event loop must, instead of sleeping in read().
  * @fields: ask statmount for every field a mountrouter event carries
  * (librouter/mirror/listmount.c asks for the same on this kernel) and
  * print them, not the mount point and type alone.
  */
 
-static void run_floor(bool polled, bool fields, struct seen *seen, int out)
+static void run_floor(enum floor_wait wait, bool fields, struct seen *seen, int out)
 {
+	const bool polled = wait != FLOOR_READ;
 	const uint64_t basic = STATMOUNT_MNT_BASIC | STATMOUNT_MNT_POINT | STATMOUNT_FS_TYPE;
 	const uint64_t event = basic | STATMOUNT_SB_BASIC | STATMOUNT_MNT_ROOT | STATMOUNT_MNT_OPTS |
 			       STATMOUNT_FS_SUBTYPE | STATMOUNT_SB_SOURCE;
@@ -83,6 +94,8 @@ static void run_floor(bool polled, bool fields, struct seen *seen, int out)
 				       (polled ? FAN_NONBLOCK : 0),
 			       0);
 	int ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	int ep = wait == FLOOR_EPOLL ? epoll_create1(EPOLL_CLOEXEC) : -1;
+	struct epoll_event ee = {.events = EPOLLIN};
 	char buf[4096], line[8192];
 	union {
 		struct mr_statmount sm;
@@ -93,10 +106,14 @@ static void run_floor(bool polled, bool fields, struct seen *seen, int out)
 	    fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_MNTNS, FAN_MNT_ATTACH | FAN_MNT_DETACH, ns,
 			  NULL) < 0)
 		exit(1);
+	if (wait == FLOOR_EPOLL && (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ee) < 0))
+		exit(1);
 	atomic_store(&seen->ready, 1);
 	for (;;) {
-		struct pollfd p = {.fd = fd, .events = POLLIN};
+		struct pollfd p = {.fd = wait == FLOOR_EPOLL ? ep : fd, .events = POLLIN};
 		if (polled && poll(&p, 1, -1) < 0)
+			exit(1);
+		if (wait == FLOOR_EPOLL && epoll_wait(ep, &ee, 1, 0) < 0)
 			exit(1);
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n < 0 && polled && errno == EAGAIN)
@@ -344,6 +361,7 @@ int watcher_probe(enum watcher w)
 	case W_FLOOR:
 	case W_FLOOR_POLLED:
 	case W_FLOOR_FIELDS:
+	case W_FLOOR_EPOLL:
 	case W_FANOTIFY:
 	case W_FANOTIFY_1T:
 	case W_FANOTIFY_TOPO:
@@ -379,13 +397,16 @@ void watcher_run(enum watcher w, const char *root, struct seen *seen)
 
 	switch (w) {
 	case W_FLOOR:
-		run_floor(false, false, seen, out);
+		run_floor(FLOOR_READ, false, seen, out);
 		break;
 	case W_FLOOR_POLLED:
-		run_floor(true, false, seen, out);
+		run_floor(FLOOR_POLL, false, seen, out);
 		break;
 	case W_FLOOR_FIELDS:
-		run_floor(false, true, seen, out);
+		run_floor(FLOOR_READ, true, seen, out);
+		break;
+	case W_FLOOR_EPOLL:
+		run_floor(FLOOR_EPOLL, false, seen, out);
 		break;
 	case W_FANOTIFY:
 		run_router("fanotify", false, 0, root, seen, out);
