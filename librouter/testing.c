@@ -196,3 +196,8 @@ void mr__testing_before_read(mr_router *r, void (*fn)(void *arg), void *arg)
 {
 	mr__router_before_read(r, fn, arg);
 }
+
+void mr__testing_lose(mr_router *r)
+{
+	mr__router_lose_all(r);
+}

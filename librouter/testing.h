@@ -117,6 +117,13 @@ const char *mr__testing_reactor_backend(mr_router *r);
  */
 void mr__testing_before_read(mr_router *r, void (*fn)(void *arg), void *arg);
 
+/*
+ * As if the kernel had lost records for every namespace of @r: each
+ * resyncs (RESYNC_BEGIN, the differences, RESYNC_END) in the next step.
+ * Call it as mr__testing_before_read(), between dispatches.
+ */
+void mr__testing_lose(mr_router *r);
+
 #ifdef __cplusplus
 }
 #endif

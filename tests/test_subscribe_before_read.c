@@ -9,6 +9,8 @@
  * subscription is in place would lose it for good (the next read finds
  * nothing new).  A hook (mr__testing_before_read) makes that gap certain:
  * it subscribes and changes the table at the moment the source reads.
+ * The same holds for the read of a resync after a kernel loss, on every
+ * source (mr__testing_lose makes the loss).
  *
  * Usage: test_subscribe_before_read SOURCE   (listmount | mountinfo | fanotify)
  * Labels: kernel, root.  MR_TEST_REACTOR picks the backend.
@@ -183,6 +185,49 @@ static int test_remount_after_subscribe(void)
 	return 0;
 }
 
+/*
+ * After a kernel loss the router reads the whole table (a resync); before
+ * that read, a subscriber joins and mounts.  The read finds the mount, and
+ * the resync must route it to the new subscriber: RESYNC_BEGIN, the mount
+ * as a synthetic MOUNT, RESYNC_END, and nothing after (a record of the same
+ * mount read later finds it known).  Every source resyncs the same way.
+ */
+static int test_mount_during_resync(void)
+{
+	static const uint32_t order[] = {MR_EVENT_RESYNC_BEGIN, MR_EVENT_MOUNT,
+					 MR_EVENT_RESYNC_END};
+	char p[512];
+	const struct mr_event *ev;
+
+	CHECK(tu_mkdir(at(p, sizeof(p), "lost")) == 0);
+	CHECK(tu_mkdir(at(p, sizeof(p), "lost/m")) == 0);
+	late = (struct late){.subtree_rel = "lost", .mount_rel = "lost/m"};
+	mr__testing_before_read(router, subscribe_then_change, &late);
+	mr__testing_lose(router);
+	CHECK(expect(all, MR_EVENT_MOUNT, "lost/m") == 0);
+	CHECK(late.sub && late.err == 0);
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		ev = pump(late.sub, WAIT_MS);
+		CHECK(ev);
+		if (ev->kind != order[i])
+			fprintf(stderr, "event %zu: expected %s, got %s %s\n", i,
+				mr_event_kind_name(order[i]), mr_event_kind_name(ev->kind),
+				ev->path ? ev->path : "");
+		bool ok = ev->kind == order[i] &&
+			  (ev->kind != MR_EVENT_MOUNT || (!strcmp(ev->path, at(p, sizeof(p), "lost/m")) &&
+							  (ev->flags & MR_EVF_SYNTHETIC)));
+		mr_event_unref(ev);
+		CHECK(ok);
+	}
+	ev = pump(late.sub, 300);
+	if (ev)
+		fprintf(stderr, "after the resync: %s %s\n", mr_event_kind_name(ev->kind),
+			ev->path ? ev->path : "");
+	CHECK(!ev);
+	mr_unsubscribe(late.sub);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct mr_sub_opts so = {.size = sizeof(so)};
@@ -203,6 +248,7 @@ int main(int argc, char **argv)
 
 	fail |= RUN(test_mount_after_subscribe) == T_EXIT_FAIL;
 	fail |= RUN(test_remount_after_subscribe) == T_EXIT_FAIL;
+	fail |= RUN(test_mount_during_resync) == T_EXIT_FAIL;
 
 	mr_unsubscribe(all);
 	mr_router_free(router);

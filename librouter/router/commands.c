@@ -203,7 +203,8 @@ void mr__commands_run(mr_router *r)
 
 /*
  * A source has read the kernel's table and has yet to route what it found
- * (a listing, a read of mountinfo).  The completion that asked for that
+ * (a listing, a read of mountinfo, a resync's read after a kernel loss,
+ * loop.c).  The completion that asked for that
  * read was reaped before a caller may have subscribed and then changed the
  * table, and the read sees the change: the subscription must be in place
  * before the change is routed, or the subscriber never gets it.  So the

@@ -67,7 +67,11 @@ static int step(mr_router *r)
 		r->any_resync = false;
 		for (struct mr__ns *ns = r->active; ns; ns = ns->next)
 			if (ns->resync_pending) {
-				mr__recovery_resync(ns);
+				struct mr__resync resync;
+				if (mr__recovery_read(ns, &resync)) {
+					mr__router_observed(ns);
+					mr__recovery_resync(ns, &resync);
+				}
 				mr__router_due(ns); /* the source's schedule starts again */
 			}
 	}

@@ -42,28 +42,41 @@ void mr__router_loss(struct mr__ns *ns)
 	mr__count(&ns->r->kernel_losses, 1);
 }
 
-void mr__recovery_resync(struct mr__ns *ns)
+void mr__router_lose_all(mr_router *r)
+{
+	for (struct mr__ns *ns = r->active; ns; ns = ns->next)
+		mr__router_loss(ns);
+}
+
+bool mr__recovery_read(struct mr__ns *ns, struct mr__resync *rs)
 {
 	mr_router *r = ns->r;
-	struct mr__table fresh = {0};
-	uint64_t t0 = mr__now_ns(), cpu0 = mr__thread_cpu_ns();
 
+	*rs = (struct mr__resync){.t0 = mr__now_ns(), .cpu0 = mr__thread_cpu_ns()};
 	ns->resync_pending = false;
-	if (ns->ops->read_table(ns, &fresh) < 0) {
+	mr__router_reading(ns);
+	if (ns->ops->read_table(ns, &rs->fresh) < 0) {
 		/* Could not read the table: try again after the next batch. */
-		mr__table_clear(&fresh);
+		mr__table_clear(&rs->fresh);
 		ns->resync_pending = true;
 		r->any_resync = true;
-		return;
+		return false;
 	}
-	r->now_ns = t0;
+	return true;
+}
+
+void mr__recovery_resync(struct mr__ns *ns, struct mr__resync *rs)
+{
+	mr_router *r = ns->r;
+
+	r->now_ns = rs->t0;
 	mr__route_broadcast(ns, MR_EVENT_RESYNC_BEGIN, MR_EVF_KERNEL_LOSS);
-	mr__router_sync(ns, &fresh, MR_EVF_SYNTHETIC);
+	mr__router_sync(ns, &rs->fresh, MR_EVF_SYNTHETIC);
 	mr__route_broadcast(ns, MR_EVENT_RESYNC_END, MR_EVF_KERNEL_LOSS);
-	mr__table_clear(&fresh);
+	mr__table_clear(&rs->fresh);
 	mr__count(&r->resyncs, 1);
-	mr__count(&r->resync_ns_total, mr__now_ns() - t0);
-	mr__count(&r->resync_cpu_ns_total, mr__thread_cpu_ns() - cpu0);
+	mr__count(&r->resync_ns_total, mr__now_ns() - rs->t0);
+	mr__count(&r->resync_cpu_ns_total, mr__thread_cpu_ns() - rs->cpu0);
 }
 
 /* ---- overrun subscribers ---- */

@@ -132,7 +132,19 @@ bool mr__superblock_changed(struct mr__ns *ns, const struct mr__mount *old,
 void mr__unmount_tree(struct mr__ns *ns, struct mr__mount *top);
 
 /* recovery.c */
-void mr__recovery_resync(struct mr__ns *ns);
+/*
+ * A resync in two halves, so that the step can put the subscriptions made
+ * before the read in place between them (mr__router_observed()), as a
+ * source does between its own read and routing.
+ */
+struct mr__resync {
+	struct mr__table fresh; /* the table as read */
+	uint64_t t0, cpu0;      /* when the resync began, wall and thread CPU */
+};
+/* Reads @ns's whole table into @rs; false: it could not, tried again after the next batch. */
+bool mr__recovery_read(struct mr__ns *ns, struct mr__resync *rs);
+/* Routes the differences between the mirror and what @rs read, between RESYNC markers. */
+void mr__recovery_resync(struct mr__ns *ns, struct mr__resync *rs);
 /* @s's subtree as the mirror has it now: the caller settles the source first. */
 bool mr__recovery_send_snapshot(mr_router *r, struct mr_sub *s, uint32_t flags);
 void mr__recovery_catch_up(mr_router *r);

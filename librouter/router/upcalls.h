@@ -59,6 +59,8 @@ int mr__router_sync(struct mr__ns *ns, struct mr__table *fresh, uint32_t flags);
 void mr__router_reading(struct mr__ns *ns);
 /* For testing.c: @fn(@arg) runs once, at the next mr__router_reading(). */
 void mr__router_before_read(mr_router *r, void (*fn)(void *arg), void *arg);
+/* For testing.c: every namespace of @r resyncs in the next step, as after a kernel loss. */
+void mr__router_lose_all(mr_router *r);
 /*
  * @ns's source has just read the kernel's table and is about to route what
  * it found: subscriptions made before that read are put in place first
