@@ -7,20 +7,48 @@
 
 #include "mountwatch.h"
 
+/*
+ * Latencies go into a log-linear histogram, so that a watcher running for
+ * months holds every sample in fixed memory (18 KiB): below 64 ns one
+ * bucket a nanosecond, above it each power of two split into 64 buckets,
+ * so a percentile is reported within 1/128 of a sample's value (the middle
+ * of its bucket).  Up to 2^40 ns (18 minutes); longer counts as that.
+ */
+#define MW_LAT_SUB_BITS 6
+#define MW_LAT_SUB (1u << MW_LAT_SUB_BITS)
+#define MW_LAT_TOP_BIT 40
+#define MW_LAT_BUCKETS (MW_LAT_SUB * (MW_LAT_TOP_BIT - MW_LAT_SUB_BITS + 1))
+
+static unsigned lat_bucket(uint64_t ns)
+{
+	if (ns >= (1ull << MW_LAT_TOP_BIT))
+		return MW_LAT_BUCKETS - 1;
+	if (ns < MW_LAT_SUB)
+		return (unsigned)ns;
+	unsigned shift = 63u - (unsigned)__builtin_clzll(ns) - MW_LAT_SUB_BITS;
+	return (shift + 1) * MW_LAT_SUB + (unsigned)(ns >> shift) - MW_LAT_SUB;
+}
+
+/* The middle of bucket @b, in ns. */
+static uint64_t lat_value(unsigned b)
+{
+	if (b < MW_LAT_SUB)
+		return b;
+	unsigned shift = b / MW_LAT_SUB - 1;
+	uint64_t low = (uint64_t)(b % MW_LAT_SUB + MW_LAT_SUB) << shift;
+	return low + ((1ull << shift) >> 1);
+}
+
 struct mw_stats {
 	uint64_t events;            /* changes printed */
 	uint64_t by_kind[MR_KIND_LIMIT];
 	uint64_t lost_kernel, lost_ring;
 	uint64_t overruns_kernel, overruns_ring;
 	uint64_t resyncs, synthetic;
-	/* Latencies of changes, kernel read to print; sorted at exit. */
-	uint64_t *lat;
-	size_t n_lat, cap_lat;
-	uint64_t lat_dropped;       /* samples beyond the cap (counted, not kept) */
+	/* Latencies of changes, kernel read to print: every one counted. */
+	uint64_t lat[MW_LAT_BUCKETS];
+	uint64_t n_lat, max_lat;
 };
-
-/* 8 MiB of samples at most: a long-running watcher must not grow forever. */
-#define MW_LAT_MAX (1u << 20)
 
 uint64_t mw_now_ns(void)
 {
@@ -44,7 +72,6 @@ void mw_stats_free(struct mw_stats *s)
 {
 	if (!s)
 		return;
-	free(s->lat);
 	free(s);
 }
 
@@ -74,32 +101,24 @@ void mw_stats_event(struct mw_stats *s, const struct mr_event *ev, uint64_t prin
 	s->events++;
 	if (ev->flags & MR_EVF_SYNTHETIC)
 		s->synthetic++;
-	if (s->n_lat == s->cap_lat) {
-		size_t cap = s->cap_lat ? s->cap_lat * 2 : 1024;
-		uint64_t *v = cap <= MW_LAT_MAX ? realloc(s->lat, cap * sizeof(*v)) : NULL;
-		if (!v) {
-			s->lat_dropped++;
-			return;
-		}
-		s->lat = v;
-		s->cap_lat = cap;
+	uint64_t ns = printed_ns > ev->time_ns ? printed_ns - ev->time_ns : 0;
+	s->lat[lat_bucket(ns)]++;
+	s->n_lat++;
+	if (ns > s->max_lat)
+		s->max_lat = ns;
+}
+
+/* Nearest-rank percentile @p of the samples, as the middle of its bucket. */
+static uint64_t pct(const struct mw_stats *s, unsigned p)
+{
+	uint64_t rank = (s->n_lat * p + 99) / 100, seen = 0;
+
+	for (unsigned b = 0; b < MW_LAT_BUCKETS; b++) {
+		seen += s->lat[b];
+		if (seen >= rank && seen)
+			return lat_value(b) < s->max_lat ? lat_value(b) : s->max_lat;
 	}
-	s->lat[s->n_lat++] = printed_ns > ev->time_ns ? printed_ns - ev->time_ns : 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank percentile of the sorted samples. */
-static uint64_t pct(const uint64_t *v, size_t n, unsigned p)
-{
-	size_t rank = (n * p + 99) / 100;
-
-	return v[rank ? rank - 1 : 0];
+	return s->max_lat;
 }
 
 static void print_us(FILE *f, const char *name, uint64_t ns)
@@ -145,13 +164,9 @@ void mw_stats_print(struct mw_stats *s, const mr_router *r, FILE *f)
 		fprintf(f, " no samples\n");
 		return;
 	}
-	qsort(s->lat, s->n_lat, sizeof(*s->lat), cmp_u64);
-	print_us(f, "p50", pct(s->lat, s->n_lat, 50));
-	print_us(f, "p90", pct(s->lat, s->n_lat, 90));
-	print_us(f, "p99", pct(s->lat, s->n_lat, 99));
-	print_us(f, "max", s->lat[s->n_lat - 1]);
-	fprintf(f, " (%zu samples", s->n_lat);
-	if (s->lat_dropped)
-		fprintf(f, ", %llu more not kept", (unsigned long long)s->lat_dropped);
-	fprintf(f, ")\n");
+	print_us(f, "p50", pct(s, 50));
+	print_us(f, "p90", pct(s, 90));
+	print_us(f, "p99", pct(s, 99));
+	print_us(f, "max", s->max_lat);
+	fprintf(f, " (%llu samples)\n", (unsigned long long)s->n_lat);
 }
