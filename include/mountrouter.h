@@ -327,6 +327,20 @@ MR_EXPORT int mr_router_stop(mr_router *r);
 MR_EXPORT int mr_router_fd(const mr_router *r);
 MR_EXPORT int mr_router_dispatch(mr_router *r);
 
+/*
+ * For a thread that does nothing but run the router and its subscribers:
+ * waits up to @timeout_ms (-1: no limit) until mr_router_dispatch() has
+ * work, in one syscall, and leaves what it found to that call (a poll of
+ * mr_router_fd() followed by mr_router_dispatch() costs a syscall more a
+ * change).  Call mr_router_dispatch() after it returns 1; mr_router_fd()
+ * need not be readable then.
+ * Returns 1 when there is work, 0 on timeout, -EINTR, -EBUSY while
+ * mr_router_start()'s thread runs, -EINVAL, or -errno.
+ * Threads: one at a time, the one that calls mr_router_dispatch().
+ * Progress: blocking.
+ */
+MR_EXPORT int mr_router_wait(mr_router *r, int timeout_ms);
+
 struct mr_stats {
 	uint64_t records_read;   /* kernel records decoded */
 	uint64_t events_routed;  /* events produced by the router */

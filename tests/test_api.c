@@ -35,6 +35,7 @@ static int test_null_accepted(void)
 	CHECK(mr_router_fd(NULL) == -EINVAL);
 	CHECK(mr_router_stats(NULL, &st) == -EINVAL);
 	CHECK(mr_router_dispatch(NULL) == -EINVAL);
+	CHECK(mr_router_wait(NULL, 0) == -EINVAL);
 	CHECK_STR(mr_router_source(NULL), "");
 	CHECK_STR(mr_router_source_reason(NULL), "");
 	return 0;
@@ -146,6 +147,7 @@ static int test_start_stop_dispatch(void)
 	CHECK(mr_router_start(r) == 0);
 	CHECK(mr_router_start(r) == -EALREADY);
 	CHECK(mr_router_dispatch(r) == -EBUSY);
+	CHECK(mr_router_wait(r, 0) == -EBUSY);
 	CHECK(mr_router_stop(r) == 0);
 	CHECK(mr_router_stop(r) == -EALREADY);
 	CHECK(mr_router_dispatch(r) >= 0);

@@ -61,6 +61,12 @@ enum watcher {
 	 * monitor hands out an epoll fd the same way, mnt_monitor_get_fd()).
 	 */
 	W_FLOOR_EPOLL,
+	/*
+	 * W_FANOTIFY_1T with the thread waiting in mr_router_wait() instead
+	 * of a poll() of mr_router_fd(): one syscall less a change, as the
+	 * blocking floor has against the polled one.
+	 */
+	W_FANOTIFY_WAIT,
 	W__N,
 };
 

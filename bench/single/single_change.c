@@ -88,7 +88,7 @@ static bool propagation;
 static bool sees(enum watcher w, enum kind k)
 {
 	if (k == K_PROPAGATION)
-		return w == W_FANOTIFY || w == W_FANOTIFY_1T || w == W_WATCH_MOUNT;
+		return w == W_FANOTIFY || w == W_FANOTIFY_1T || w == W_FANOTIFY_WAIT || w == W_WATCH_MOUNT;
 	return (w != W_FLOOR && w != W_FLOOR_POLLED && w != W_FLOOR_FIELDS &&
 		w != W_FLOOR_EPOLL && w != W_FANOTIFY_TOPO) ||
 	       (k != K_RO && k != K_SETATTR);

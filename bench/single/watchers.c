@@ -33,6 +33,7 @@ const char *const watcher_name[W__N] = {
 	[W_FLOOR_POLLED] = "polled floor (poll, then read)",
 	[W_FLOOR_FIELDS] = "floor, statmount of the event's fields",
 	[W_FLOOR_EPOLL] = "epoll floor (poll an epoll set, epoll_wait, read)",
+	[W_FANOTIFY_WAIT] = "mountrouter, fanotify, one thread, mr_router_wait",
 };
 
 const char *const watcher_needs[W__N] = {
@@ -50,6 +51,7 @@ const char *const watcher_needs[W__N] = {
 	[W_FLOOR_POLLED] = "fanotify mount events (FAN_REPORT_MNT, 6.14)",
 	[W_FLOOR_FIELDS] = "fanotify mount events (FAN_REPORT_MNT, 6.14)",
 	[W_FLOOR_EPOLL] = "fanotify mount events (FAN_REPORT_MNT, 6.14)",
+	[W_FANOTIFY_WAIT] = "fanotify mount events (FAN_REPORT_MNT, 6.14)",
 };
 
 unsigned watcher_router_flags;
@@ -149,6 +151,13 @@ static void run_floor(enum floor_wait wait, bool fields, struct seen *seen, int 
 
 /* ---- mountrouter: a subscriber on @root asking for every kind ---- */
 
+/* Who runs the router, and how its thread waits. */
+enum drive {
+	DRIVE_THREAD, /* mr_router_start(): its own thread */
+	DRIVE_LOOP,   /* the subscriber's: poll(mr_router_fd()), mr_router_dispatch() */
+	DRIVE_WAIT,   /* the subscriber's: mr_router_wait(), mr_router_dispatch() */
+};
+
 static void publish_syscalls(mr_router *r, struct seen *seen)
 {
 	struct mr_stats st;
@@ -166,13 +175,13 @@ static void publish_syscalls(mr_router *r, struct seen *seen)
  * than a pass at 30,000 mounts takes.  Otherwise that work would be counted
  * against the first change.
  */
-static void settle(mr_router *r, bool one_thread)
+static void settle(mr_router *r, enum drive drive)
 {
 	struct mr_stats before, after;
 
 	do {
 		mr_router_stats(r, &before);
-		if (one_thread) {
+		if (drive != DRIVE_THREAD) {
 			struct pollfd p = {.fd = mr_router_fd(r), .events = POLLIN};
 			if (poll(&p, 1, 20) > 0)
 				mr_router_dispatch(r);
@@ -184,13 +193,15 @@ static void settle(mr_router *r, bool one_thread)
 }
 
 /*
- * @one_thread: the router runs on the subscriber's thread (poll its fd,
+ * @drive: DRIVE_THREAD runs the router on its own thread, which wakes the
+ * subscriber's; the others on the subscriber's thread (wait,
  * mr_router_dispatch(), then read the ring), one wake-up a change, as the
- * floor has; otherwise on its own thread, which wakes the subscriber's.
+ * floor has.
  */
-static void run_router(const char *source, bool one_thread, uint32_t kinds, const char *root,
+static void run_router(const char *source, enum drive drive, uint32_t kinds, const char *root,
 		       struct seen *seen, int out)
 {
+	const bool one_thread = drive != DRIVE_THREAD;
 	struct mr_opts o = {.size = sizeof(o), .flags = watcher_router_flags, .source = source};
 	struct mr_sub_opts so = {.size = sizeof(so), .subtree = root, .kinds = kinds};
 	mr_router *r;
@@ -203,13 +214,16 @@ static void run_router(const char *source, bool one_thread, uint32_t kinds, cons
 		mr_router_dispatch(r);
 	else if (mr_router_start(r) < 0)
 		exit(1);
-	settle(r, one_thread);
+	settle(r, drive);
 	publish_syscalls(r, seen);
 	atomic_store(&seen->ready, 1);
 	for (;;) {
 		const struct mr_event *ev;
 		if (mr_sub_next(s, &ev) == -EAGAIN) {
-			if (one_thread) {
+			if (drive == DRIVE_WAIT) {
+				if (mr_router_wait(r, -1) > 0)
+					mr_router_dispatch(r);
+			} else if (drive == DRIVE_LOOP) {
 				struct pollfd p = {.fd = mr_router_fd(r), .events = POLLIN};
 				poll(&p, 1, -1);
 				mr_router_dispatch(r);
@@ -365,6 +379,7 @@ int watcher_probe(enum watcher w)
 	case W_FANOTIFY:
 	case W_FANOTIFY_1T:
 	case W_FANOTIFY_TOPO:
+	case W_FANOTIFY_WAIT:
 		o.source = "fanotify";
 		break;
 	case W_LISTMOUNT:
@@ -409,27 +424,30 @@ void watcher_run(enum watcher w, const char *root, struct seen *seen)
 		run_floor(FLOOR_EPOLL, false, seen, out);
 		break;
 	case W_FANOTIFY:
-		run_router("fanotify", false, 0, root, seen, out);
+		run_router("fanotify", DRIVE_THREAD, 0, root, seen, out);
 		break;
 	case W_FANOTIFY_1T:
-		run_router("fanotify", true, 0, root, seen, out);
+		run_router("fanotify", DRIVE_LOOP, 0, root, seen, out);
+		break;
+	case W_FANOTIFY_WAIT:
+		run_router("fanotify", DRIVE_WAIT, 0, root, seen, out);
 		break;
 	case W_FANOTIFY_TOPO:
-		run_router("fanotify", true,
+		run_router("fanotify", DRIVE_LOOP,
 			   MR_KIND(MR_EVENT_MOUNT) | MR_KIND(MR_EVENT_UNMOUNT) | MR_KIND(MR_EVENT_MOVE),
 			   root, seen, out);
 		break;
 	case W_LISTMOUNT:
-		run_router("listmount", false, 0, root, seen, out);
+		run_router("listmount", DRIVE_THREAD, 0, root, seen, out);
 		break;
 	case W_MOUNTINFO:
-		run_router("mountinfo", false, 0, root, seen, out);
+		run_router("mountinfo", DRIVE_THREAD, 0, root, seen, out);
 		break;
 	case W_LISTMOUNT_1T:
-		run_router("listmount", true, 0, root, seen, out);
+		run_router("listmount", DRIVE_LOOP, 0, root, seen, out);
 		break;
 	case W_MOUNTINFO_1T:
-		run_router("mountinfo", true, 0, root, seen, out);
+		run_router("mountinfo", DRIVE_LOOP, 0, root, seen, out);
 		break;
 	case W_POLLER:
 		run_poller(seen, out);
@@ -439,7 +457,7 @@ void watcher_run(enum watcher w, const char *root, struct seen *seen)
 		break;
 	case W_WATCH_MOUNT:
 		/* As W_FANOTIFY_1T: one wake-up a change, comparable with the floor. */
-		run_router("watch_mount", true, 0, root, seen, out);
+		run_router("watch_mount", DRIVE_LOOP, 0, root, seen, out);
 		break;
 	default:
 		break;

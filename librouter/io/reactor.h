@@ -91,6 +91,12 @@ int mr__reactor_retime(struct mr__reactor *re, struct mr__watch *w, uint64_t tim
  */
 int mr__reactor_submit(struct mr__reactor *re, bool wait);
 /*
+ * Submits what is queued and waits up to @timeout_ms (-1: no limit) until
+ * work is ready, in one syscall; the next mr__reactor_reap() takes it.
+ * Returns 1 when work is ready, 0 on timeout, or -errno (-EINTR).
+ */
+int mr__reactor_wait(struct mr__reactor *re, int timeout_ms);
+/*
  * Handles every completion ready, in batches; @before (if not NULL) runs
  * after each batch is seen and before it is handled.  Returns how many.
  */

@@ -162,12 +162,9 @@ int mr__reactor_retime(struct mr__reactor *re, struct mr__watch *w, uint64_t tim
 	return 0;
 }
 
-int mr__reactor_submit(struct mr__reactor *re, bool wait)
+/* Queues the re-arms waiting for room in the ring. */
+static void queue_rearms(struct mr__reactor *re)
 {
-	if (re->poll)
-		return mr__reactor_poll_submit(re->poll, wait);
-	int ret;
-
 	/* One the ring has no room for stays queued, with those after it: a watch never re-armed is deaf. */
 	while (re->rearm && arm(re, re->rearm) == 0) {
 		struct mr__watch *w = re->rearm;
@@ -175,13 +172,46 @@ int mr__reactor_submit(struct mr__reactor *re, bool wait)
 		w->next_rearm = NULL;
 		re->stats.rearms++;
 	}
+}
 
+int mr__reactor_submit(struct mr__reactor *re, bool wait)
+{
+	if (re->poll)
+		return mr__reactor_poll_submit(re->poll, wait);
+	int ret;
+
+	queue_rearms(re);
 	if (!re->pending_sqes && !wait)
 		return 0;
 	re->stats.enters++;
 	re->pending_sqes = 0;
 	ret = wait ? io_uring_submit_and_wait(&re->ring, 1) : io_uring_submit(&re->ring);
 	return ret < 0 ? ret : 0;
+}
+
+int mr__reactor_wait(struct mr__reactor *re, int timeout_ms)
+{
+	if (re->poll)
+		return mr__reactor_poll_wait(re->poll, timeout_ms);
+	if (io_uring_cq_ready(&re->ring))
+		return 1;
+	queue_rearms(re);
+	re->stats.enters++;
+	re->pending_sqes = 0;
+	int ret;
+	if (timeout_ms < 0) {
+		ret = io_uring_submit_and_wait(&re->ring, 1);
+	} else {
+		struct __kernel_timespec ts = {.tv_sec = timeout_ms / 1000,
+					       .tv_nsec = (long long)(timeout_ms % 1000) * 1000000};
+		struct io_uring_cqe *cqe;
+		ret = io_uring_submit_and_wait_timeout(&re->ring, &cqe, 1, &ts, NULL);
+	}
+	if (ret == -ETIME)
+		return 0;
+	if (ret < 0)
+		return ret;
+	return io_uring_cq_ready(&re->ring) > 0;
 }
 
 static void queue_rearm(struct mr__reactor *re, struct mr__watch *w)

@@ -24,6 +24,7 @@ void mr__reactor_poll_remove(struct mr__reactor_poll *p, struct mr__watch *w);
 int mr__reactor_poll_resume(struct mr__reactor_poll *p, struct mr__watch *w);
 int mr__reactor_poll_retime(struct mr__reactor_poll *p, struct mr__watch *w, uint64_t timeout_ns);
 int mr__reactor_poll_submit(struct mr__reactor_poll *p, bool wait);
+int mr__reactor_poll_wait(struct mr__reactor_poll *p, int timeout_ms);
 int mr__reactor_poll_reap(struct mr__reactor_poll *p, void (*before)(void *), void *arg);
 int mr__reactor_poll_drain(struct mr__reactor_poll *p);
 bool mr__reactor_poll_ready(struct mr__reactor_poll *p);

@@ -150,12 +150,26 @@ int mr__reactor_poll_submit(struct mr__reactor_poll *p, bool wait)
 	/* Nothing to re-arm: every watch stays in the epoll set (reactor_poll.c). */
 	if (!wait)
 		return 0;
-	/* Waits only: mr__reactor_poll_reap() takes what is ready. */
-	struct pollfd pfd = {.fd = p->epfd, .events = POLLIN};
+	return mr__reactor_poll_wait(p, -1);
+}
+
+int mr__reactor_poll_wait(struct mr__reactor_poll *p, int timeout_ms)
+{
+	if (p->n_evs)
+		return 1; /* what the last wait found is not reaped yet */
+	/*
+	 * The wait is the first round's epoll_wait: what it returns is kept
+	 * for mr__reactor_poll_reap(), which reads each fd then (after the
+	 * commands queued meanwhile are in place), so a change costs one
+	 * epoll_wait, not a wait and then an epoll_wait that finds the same.
+	 * A watch removed before the reap is cleared from the kept batch.
+	 */
 	p->stats.enters++;
-	if (poll(&pfd, 1, -1) < 0)
+	int n = epoll_wait(p->epfd, p->evs, (int)MR__ARRAY_SIZE(p->evs), timeout_ms);
+	if (n < 0)
 		return -errno;
-	return 0;
+	p->n_evs = n;
+	return n > 0;
 }
 
 /* Runs @w's callback; true if @w is still the reactor's afterwards. */
@@ -265,12 +279,15 @@ int mr__reactor_poll_reap(struct mr__reactor_poll *p, void (*before)(void *), vo
 	 */
 	bool more = true;
 	for (int round = 0; round < 8 && more; round++) {
-		int n = epoll_wait(p->epfd, p->evs, (int)MR__ARRAY_SIZE(p->evs), 0);
-		p->stats.calls++;
-		if (n <= 0)
-			break;
+		int n = p->n_evs; /* the batch a wait found, or none */
+		if (!n) {
+			n = epoll_wait(p->epfd, p->evs, (int)MR__ARRAY_SIZE(p->evs), 0);
+			p->stats.calls++;
+			if (n <= 0)
+				break;
+			p->n_evs = n;
+		}
 		more = n == (int)MR__ARRAY_SIZE(p->evs);
-		p->n_evs = n;
 		for (int i = 0; i < n; i++) {
 			void *ptr = p->evs[i].data.ptr;
 			ssize_t got = 0;
@@ -325,6 +342,9 @@ int mr__reactor_poll_drain(struct mr__reactor_poll *p)
 bool mr__reactor_poll_ready(struct mr__reactor_poll *p)
 {
 	struct pollfd pfd = {.fd = p->epfd, .events = POLLIN};
+
+	if (p->n_evs)
+		return true; /* a wait's batch, not reaped yet */
 
 	p->stats.calls++;
 	return poll(&pfd, 1, 0) > 0;

@@ -98,6 +98,15 @@ int mr_router_dispatch(mr_router *r)
 	return err < 0 ? err : n;
 }
 
+int mr_router_wait(mr_router *r, int timeout_ms)
+{
+	if (!r)
+		return -EINVAL;
+	if (r->threaded)
+		return -EBUSY;
+	return mr__reactor_wait(r->re, timeout_ms);
+}
+
 int mr_router_fd(const mr_router *r)
 {
 	return r ? mr__reactor_fd(r->re) : -EINVAL;
