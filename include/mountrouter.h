@@ -337,7 +337,7 @@ MR_EXPORT int mr_router_dispatch(mr_router *r);
  * Returns 1 when there is work, 0 on timeout, -EINTR, -EBUSY while
  * mr_router_start()'s thread runs, -EINVAL, or -errno.
  * Threads: one at a time, the one that calls mr_router_dispatch().
- * Progress: blocking.
+ * Progress: blocking.  Added after 0.1.0 (symbol version MOUNTROUTER_0.2).
  */
 MR_EXPORT int mr_router_wait(mr_router *r, int timeout_ms);
 

@@ -16,6 +16,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "?" || b == "?" || b == 0) p
 floor="floor (bare fanotify loop)" fan="mountrouter, fanotify, one thread"
 topo="mountrouter, fanotify, one thread, mount/umount/move only" fan_t="mountrouter, fanotify"
 poller="bare mountinfo poller" mi="mountrouter, mountinfo" lm="mountrouter, listmount"
+waiting="mountrouter, fanotify, one thread, mr_router_wait" epoll="epoll floor (poll an epoll set, epoll_wait, read)"
 big=$(jq -s 'map(.mounts) | max' "$in")
 rounds=$(jq -s 'map(.rounds // 1) | max' "$in")
 changes=$(sed -n 's/.*--changes \([0-9]*\).*/\1/p' <<<"$cmd")
@@ -79,6 +80,12 @@ Read from the run (the machine is shared: compare rows of this run):
   asking for every kind $(kinds_vs_floor "$fan" $mid) (on a kernel without
   FAN_MNT_ATTR_CHANGE it also polls mountinfo: one more completion and one
   io_uring_enter to poll again per attach or detach);
+- a thread that does nothing but run the router, waiting in
+  \`mr_router_wait()\` (one syscall a change less than a \`poll()\` of
+  \`mr_router_fd()\`): against the floor at $mid mounts $(kinds_vs_floor "$waiting" $mid);
+  at each size, a mount $(sizes_vs_floor "$waiting"); the floor's loop
+  behind an epoll set polled by its caller, as a library that hands out
+  one fd must be driven, $(kinds_vs_floor "$epoll" $mid);
 - a mount against the floor at each table size (figures this small move
   with the machine: the floor's own row moves from size to size too): on
   one thread, every kind
