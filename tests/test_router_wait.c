@@ -176,17 +176,12 @@ static int test_command_wakes(void)
 
 int main(int argc, char **argv)
 {
-	const char *source = argc > 1 ? argv[1] : "fanotify";
-	struct mr_sub_opts so = {.size = sizeof(so)};
-	int fail = 0, err;
+	int fail = 0;
+	int err = tu_router_on_private_root(argc > 1 ? argv[1] : "fanotify", root, sizeof(root),
+					    &router, &all);
 
-	err = tu_private_root(root, sizeof(root));
-	if (!err)
-		err = tu_router_new(source, &router);
 	if (err)
 		return err;
-	so.subtree = root;
-	CHECK(mr_subscribe(router, &so, &all) == 0);
 	CHECK(mr_router_wait(NULL, 0) == -EINVAL);
 	settle(all);
 

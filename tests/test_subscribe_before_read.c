@@ -230,18 +230,13 @@ static int test_mount_during_resync(void)
 
 int main(int argc, char **argv)
 {
-	struct mr_sub_opts so = {.size = sizeof(so)};
 	const struct mr_event *ev;
 	int fail = 0, err;
 
 	source = argc > 1 ? argv[1] : "listmount";
-	err = tu_private_root(root, sizeof(root));
-	if (!err)
-		err = tu_router_new(source, &router);
+	err = tu_router_on_private_root(source, root, sizeof(root), &router, &all);
 	if (err)
 		return err;
-	so.subtree = root;
-	CHECK(mr_subscribe(router, &so, &all) == 0);
 	/* The start-up work (a first pass) done, so the hook meets a change's read. */
 	while ((ev = pump(all, 300)))
 		mr_event_unref(ev);

@@ -124,6 +124,25 @@ int tu_router_new(const char *source, mr_router **ret)
 	return 0;
 }
 
+int tu_router_on_private_root(const char *source, char *root, size_t len, mr_router **ret_router,
+			      mr_sub **ret_sub)
+{
+	struct mr_sub_opts so = {.size = sizeof(so), .subtree = root};
+	int err = tu_private_root(root, len);
+
+	if (!err)
+		err = tu_router_new(source, ret_router);
+	if (err)
+		return err;
+	err = mr_subscribe(*ret_router, &so, ret_sub);
+	if (err < 0) {
+		fprintf(stderr, "mr_subscribe(%s): %s\n", root, strerror(-err));
+		mr_router_free(*ret_router);
+		return T_EXIT_FAIL;
+	}
+	return 0;
+}
+
 const struct mr_event *tu_next(mr_sub *s, int timeout_ms, bool markers)
 {
 	struct timespec t0, t;

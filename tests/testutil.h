@@ -81,6 +81,13 @@ int tu_private_root(char *root, size_t len);
  */
 int tu_router_new(const char *source, mr_router **ret);
 
+/*
+ * tu_private_root(), tu_router_new(), then a subscription to the whole
+ * root for every kind in *ret_sub: 0, T_EXIT_SKIP or T_EXIT_FAIL.
+ */
+int tu_router_on_private_root(const char *source, char *root, size_t len, mr_router **ret_router,
+			      mr_sub **ret_sub);
+
 /* Joins @root and @rel ("a/b") into @out. */
 const char *tu_path(char *out, size_t len, const char *root, const char *rel);
 

@@ -26,8 +26,9 @@ struct mr__reactor_poll {
 	struct mr__poll_timer *timers; /* armed timers, unordered: a namespace has one or two */
 	size_t n_timers, cap_timers;
 	/*
-	 * The batch being handled: a callback that removes another watch
-	 * clears that watch's entry here, so it is not read after its release.
+	 * The batch being handled, or found by a wait and not reaped yet
+	 * (n_evs > 0 between the two): a removal clears the watch's entry
+	 * here, so it is not read after its release.
 	 */
 	struct epoll_event evs[64];
 	int n_evs;
