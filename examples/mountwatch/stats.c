@@ -115,8 +115,10 @@ static uint64_t pct(const struct mw_stats *s, unsigned p)
 
 	for (unsigned b = 0; b < MW_LAT_BUCKETS; b++) {
 		seen += s->lat[b];
-		if (seen >= rank && seen)
-			return lat_value(b) < s->max_lat ? lat_value(b) : s->max_lat;
+		if (seen >= rank && seen) {
+			uint64_t v = lat_value(b);
+			return v < s->max_lat ? v : s->max_lat;
+		}
 	}
 	return s->max_lat;
 }

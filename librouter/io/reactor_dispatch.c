@@ -195,16 +195,16 @@ int mr__reactor_wait(struct mr__reactor *re, int timeout_ms)
 		return mr__reactor_poll_wait(re->poll, timeout_ms);
 	if (io_uring_cq_ready(&re->ring))
 		return 1;
-	queue_rearms(re);
-	re->stats.enters++;
-	re->pending_sqes = 0;
 	int ret;
 	if (timeout_ms < 0) {
-		ret = io_uring_submit_and_wait(&re->ring, 1);
+		ret = mr__reactor_submit(re, true);
 	} else {
 		struct __kernel_timespec ts = {.tv_sec = timeout_ms / 1000,
 					       .tv_nsec = (long long)(timeout_ms % 1000) * 1000000};
 		struct io_uring_cqe *cqe;
+		queue_rearms(re);
+		re->stats.enters++;
+		re->pending_sqes = 0;
 		ret = io_uring_submit_and_wait_timeout(&re->ring, &cqe, 1, &ts, NULL);
 	}
 	if (ret == -ETIME)
