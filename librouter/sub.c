@@ -165,6 +165,16 @@ static bool ring_push(struct mr__sub_ring *q, struct mr__event *ev)
 	return ok;
 }
 
+void mr__sub_warm(const struct mr_sub *s, struct mr__warm *w)
+{
+	const struct mr__sub_ring *q = s->q;
+
+	mr__warm_add(w, s, sizeof(*s));
+	/* The ring's indexes, and the slot the next push writes. */
+	mr__warm_add(w, q, sizeof(*q));
+	mr__warm_add(w, &q->buf[q->ring.p_tail & (s->capacity - 1)], sizeof(q->buf[0]));
+}
+
 /* Either side: the fill level, exact for the calling side's own moves. */
 unsigned mr__sub_queued(const struct mr_sub *s)
 {

@@ -13,6 +13,7 @@
 #include "mountrouter.h"
 #include "internal.h"
 #include "event.h"
+#include "warm.h"
 
 /* struct mr_sub_opts::capacity's upper bound (4 Mi slots, 32 MiB of ring). */
 #define MR__SUB_CAPACITY_MAX (1u << 22)
@@ -74,6 +75,8 @@ struct mr_sub {
 int mr__sub_alloc(mr_router *r, int wake_efd, const struct mr_sub_opts *o, struct mr_sub **ret);
 /* Frees the sub after releasing every event left in its ring. */
 void mr__sub_destroy(struct mr_sub *s);
+/* Notes the lines a push and a wake-up use (warm.h).  Router thread. */
+void mr__sub_warm(const struct mr_sub *s, struct mr__warm *w);
 
 /*
  * Producer side (router thread only).  Enqueues @ev; returns false when the

@@ -260,3 +260,24 @@ void mr__trie_match(const struct mr__trie *t, const char *path, size_t len,
 		p += clen;
 	}
 }
+
+void mr__trie_warm(const struct mr__trie *t, const char *prefix, struct mr__warm *w)
+{
+	const struct trie_node *n = t->root;
+	const char *p = prefix, *end = prefix + strlen(prefix);
+
+	mr__warm_add(w, t, sizeof(*t));
+	for (;;) {
+		mr__warm_add(w, n, sizeof(*n) + n->name_len);
+		mr__warm_add(w, n->subs, n->n_subs * sizeof(*n->subs));
+		size_t clen = next_component(&p, end);
+		if (!clen || !n->n_kids)
+			return;
+		uint32_t hash = component_hash(p, clen);
+		mr__warm_add(w, &n->kids[hash & (n->kid_cap - 1)], sizeof(*n->kids));
+		n = kid_find(n, p, clen, hash);
+		if (!n)
+			return;
+		p += clen;
+	}
+}

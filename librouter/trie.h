@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include "warm.h"
+
 struct mr__trie;
 struct mr_sub;
 
@@ -26,5 +28,12 @@ void mr__trie_match(const struct mr__trie *t, const char *path, size_t len,
 
 /* Normalises a subtree prefix ("//a/./b/" -> "/a/b"); -EINVAL if relative or has "..". */
 int mr__path_normalize(const char *in, char **ret);
+
+/*
+ * Notes the lines a match of a path under @prefix reads (warm.h): each
+ * node from the root down to @prefix's, its subscriptions, and the slot of
+ * its kid table where the next one is found.
+ */
+void mr__trie_warm(const struct mr__trie *t, const char *prefix, struct mr__warm *w);
 
 #endif /* MR_TRIE_H */

@@ -170,6 +170,18 @@ void mr__reactor_free(struct mr__reactor *re)
 	mr__free(re);
 }
 
+void mr__reactor_warm(const struct mr__reactor *re, struct mr__warm *w)
+{
+	mr__warm_add(w, re, sizeof(*re));
+	if (re->poll) {
+		mr__reactor_poll_warm(re->poll, w);
+		return;
+	}
+	/* The completion queue's indexes: the first thing a reap reads. */
+	mr__warm_add(w, re->ring.cq.khead, sizeof(*re->ring.cq.khead));
+	mr__warm_add(w, re->ring.cq.ktail, sizeof(*re->ring.cq.ktail));
+}
+
 int mr__reactor_fd(const struct mr__reactor *re)
 {
 	return re->poll ? mr__reactor_poll_fd(re->poll) : re->ring.ring_fd;

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "warm.h"
+
 struct mr__reactor;
 struct mr__watch;
 
@@ -62,6 +64,8 @@ void mr__reactor_override(enum mr__reactor_override o);
 int mr__reactor_new(const struct mr__reactor_opts *o, struct mr__reactor **ret);
 void mr__reactor_free(struct mr__reactor *re);
 int mr__reactor_fd(const struct mr__reactor *re);
+/* Notes the lines a wake-up and a read use (warm.h). */
+void mr__reactor_warm(const struct mr__reactor *re, struct mr__warm *w);
 
 /* Queues the first request of @w (submitted at the next submit). */
 int mr__reactor_add(struct mr__reactor *re, struct mr__watch *w);

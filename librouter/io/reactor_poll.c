@@ -35,6 +35,7 @@
  * arms, waits, and hands each ready fd or due timer to its watch.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -92,6 +93,15 @@ void mr__reactor_poll_free(struct mr__reactor_poll *p)
 int mr__reactor_poll_fd(const struct mr__reactor_poll *p)
 {
 	return p->epfd;
+}
+
+/* The state but the unused end of its event array, the read buffer's head, the timers. */
+void mr__reactor_poll_warm(const struct mr__reactor_poll *p, struct mr__warm *w)
+{
+	mr__warm_add(w, p, offsetof(struct mr__reactor_poll, evs) + 2 * sizeof(p->evs[0]));
+	mr__warm_add(w, &p->n_evs, sizeof(*p) - offsetof(struct mr__reactor_poll, n_evs));
+	mr__warm_add(w, p->buf, 2 * MR__CACHELINE);
+	mr__warm_add(w, p->timers, p->n_timers * sizeof(*p->timers));
 }
 
 void mr__reactor_poll_stats(const struct mr__reactor_poll *p, struct mr__reactor_stats *ret)

@@ -109,6 +109,7 @@ void mr__commands_del_sub(mr_router *r, struct mr_sub *s)
 {
 	detach_sub(r, s);
 	unlink_touched(r, s);
+	r->warm.n = 0; /* lines of @s: harmless to prefetch once freed, but no longer worth it */
 	if (s->prev_all)
 		s->prev_all->next_all = s->next_all;
 	else if (r->subs == s)
@@ -138,6 +139,7 @@ void mr__commands_del_ns(mr_router *r, struct mr__ns *ns)
 			break;
 		}
 	ns->active = false;
+	r->warm.n = 0;
 	mr__due_forget(r, ns);
 	mr__mirror_count_into(&ns->mirror, NULL);
 	mr__recovery_tell_ns_gone(r, ns);

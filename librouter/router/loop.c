@@ -42,6 +42,11 @@ static int step(mr_router *r)
 	uint64_t routed = atomic_load_explicit(&r->events_routed, memory_order_relaxed);
 	struct mr__reactor_stats rs;
 
+	/*
+	 * First, before any system call: the misses on what the last change
+	 * used are taken while the kernel reads the record (warm.h).
+	 */
+	mr__warm_prefetch(&r->warm);
 	r->now_ns = 0;
 	/*
 	 * Commands before each batch of completions is handled: a subscription
@@ -51,6 +56,8 @@ static int step(mr_router *r)
 	 */
 	mr__commands_run(r);
 	mr__reactor_reap(r->re, mr__commands_run_cb, r);
+	if (r->touched)
+		mr__warm_note(r);
 	/*
 	 * What the kernel's records said goes out now, not after the work
 	 * below: a sweep slice takes up to 1 ms, a resync or a catch-up of

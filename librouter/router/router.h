@@ -27,6 +27,7 @@
 #include "sources/source.h"
 #include "sub.h"
 #include "trie.h"
+#include "warm.h"
 
 enum mr__cmd_kind { MR__CMD_ADD_NS, MR__CMD_DEL_NS, MR__CMD_ADD_SUB, MR__CMD_DEL_SUB };
 
@@ -101,6 +102,9 @@ struct mr_router {
 		sweep_ns_total;
 	_Atomic uint64_t reactor_calls; /* the reactor's syscalls besides its waits */
 	_Atomic uint64_t n_subs, n_ns, n_mounts;
+
+	/* Router thread: the lines the last batch of changes used (warm.c). */
+	struct mr__warm warm;
 };
 
 
@@ -168,6 +172,8 @@ void mr__due_run(mr_router *r);
 void mr__due_forget(mr_router *r, struct mr__ns *ns);
 
 /* loop.c */
+void mr__warm_note(mr_router *r);
+
 void mr__loop_wake_cb(struct mr__watch *w, int res, const void *buf, size_t len);
 
 /* registry.c */

@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,6 +185,16 @@ static void on_records(struct mr__watch *w, int res, const void *buf, size_t len
 		m->applied(m, c, t1 - t0, t1);
 		t0 = t1;
 	}
+}
+
+void mr__fan_group_warm(const struct mr__fan_member *m, struct mr__warm *w)
+{
+	const struct mr__fan_group *g = m->group;
+
+	if (!g)
+		return;
+	mr__warm_add(w, g, offsetof(struct mr__fan_group, changes) + sizeof(g->changes[0]));
+	mr__warm_add(w, g->members, g->n * sizeof(*g->members));
 }
 
 int mr__fan_group_join(mr_router *r, struct mr__fan_member *m)

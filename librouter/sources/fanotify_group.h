@@ -33,6 +33,8 @@ struct mr__fan_member {
 int mr__fan_group_join(mr_router *r, struct mr__fan_member *m);
 /* Router thread: @m's records are routed to it from now on. */
 int mr__fan_group_start(struct mr__fan_member *m, struct mr__reactor *re);
+/* Notes the lines a record for @m uses in the group (warm.h).  Router thread. */
+void mr__fan_group_warm(const struct mr__fan_member *m, struct mr__warm *w);
 /* Unmarks @m; the last member out closes the group (through @re when it was started). */
 void mr__fan_group_leave(struct mr__fan_member *m, struct mr__reactor *re);
 

@@ -100,6 +100,11 @@ struct mr__source_ops {
 	/* Looks one mount up after a change (-ENOENT if gone, -ENOTSUP: resync). */
 	int (*lookup)(struct mr__ns *ns, uint64_t mnt_id, struct mr__mount **ret);
 	void (*close)(struct mr__ns *ns, struct mr__reactor *re);
+	/*
+	 * Optional, router thread: notes the lines of its state a change on
+	 * @ns uses (warm.h), beyond the namespace, its mirror and the reactor.
+	 */
+	void (*warm)(const struct mr__ns *ns, struct mr__warm *w);
 	/* Optional: the IDs below @mnt_id, as mr__listmount_below() (NULL: that). */
 	int (*list_below)(struct mr__ns *ns, uint64_t mnt_id, uint64_t **ids, size_t *cap);
 };

@@ -233,6 +233,17 @@ static void fan_settle(struct mr__ns *ns)
 		run_pass(st);
 }
 
+static void fan_warm(const struct mr__ns *ns, struct mr__warm *w)
+{
+	const struct fan_state *st = ns->src;
+
+	/* What a record and its POLLPRI use: not the pass's state, one slot of the recent mounts. */
+	mr__warm_add(w, st, offsetof(struct fan_state, recent));
+	mr__warm_add(w, &st->recent[st->recent_next], sizeof(st->recent[0]));
+	mr__warm_add(w, &st->recent_next, offsetof(struct fan_state, pass) - offsetof(struct fan_state, recent_next));
+	mr__fan_group_warm(&st->member, w);
+}
+
 static int fan_open(struct mr__ns *ns)
 {
 	struct fan_state *st = mr__calloc(1, sizeof(*st));
@@ -303,4 +314,5 @@ const struct mr__source_ops mr__source_fanotify = {
 	.read_table = mr__ns_listmount,
 	.lookup = mr__ns_statmount,
 	.close = fan_close,
+	.warm = fan_warm,
 };
