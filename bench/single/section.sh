@@ -78,8 +78,8 @@ Read from the run (the machine is shared: compare rows of this run):
 - against the floor at $mid mounts, kind by kind: asking for
   mount/umount/move only (the floor's own work) $(kinds_vs_floor "$topo" $mid);
   asking for every kind $(kinds_vs_floor "$fan" $mid) (on a kernel without
-  FAN_MNT_ATTR_CHANGE it also polls mountinfo: one more completion and one
-  io_uring_enter to poll again per attach or detach);
+  FAN_MNT_ATTR_CHANGE it also polls mountinfo: one more ready fd in the
+  same \`epoll_wait\` per attach or detach);
 - a thread that does nothing but run the router, waiting in
   \`mr_router_wait()\` (one syscall a change less than a \`poll()\` of
   \`mr_router_fd()\`): against the floor at $mid mounts $(kinds_vs_floor "$waiting" $mid);

@@ -17,6 +17,7 @@ int mr__reactor_poll_new(const struct mr__reactor_opts *o, struct mr__reactor_po
 void mr__reactor_poll_free(struct mr__reactor_poll *p);
 /* The epoll fd: readable when a watch has something or a timer is due. */
 int mr__reactor_poll_fd(const struct mr__reactor_poll *p);
+/* Notes the lines a wake-up and a read use (warm.h). */
 void mr__reactor_poll_warm(const struct mr__reactor_poll *p, struct mr__warm *w);
 int mr__reactor_poll_add(struct mr__reactor_poll *p, struct mr__watch *w);
 /* Lets go of @w at once: its release runs before this returns, or, when

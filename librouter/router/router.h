@@ -171,9 +171,10 @@ void mr__due_run(mr_router *r);
 /* Takes @ns off the list (it is being removed). */
 void mr__due_forget(mr_router *r, struct mr__ns *ns);
 
-/* loop.c */
+/* warm.c: after a batch, the lines it used, into r->warm. */
 void mr__warm_note(mr_router *r);
 
+/* loop.c */
 void mr__loop_wake_cb(struct mr__watch *w, int res, const void *buf, size_t len);
 
 /* registry.c */

@@ -21,8 +21,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stddef.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -236,11 +236,14 @@ static void fan_settle(struct mr__ns *ns)
 static void fan_warm(const struct mr__ns *ns, struct mr__warm *w)
 {
 	const struct fan_state *st = ns->src;
+	const size_t to_recent = offsetof(struct fan_state, recent),
+		     from_next = offsetof(struct fan_state, recent_next),
+		     to_pass = offsetof(struct fan_state, pass);
 
 	/* What a record and its POLLPRI use: not the pass's state, one slot of the recent mounts. */
-	mr__warm_add(w, st, offsetof(struct fan_state, recent));
+	mr__warm_add(w, st, to_recent);
 	mr__warm_add(w, &st->recent[st->recent_next], sizeof(st->recent[0]));
-	mr__warm_add(w, &st->recent_next, offsetof(struct fan_state, pass) - offsetof(struct fan_state, recent_next));
+	mr__warm_add(w, &st->recent_next, to_pass - from_next);
 	mr__fan_group_warm(&st->member, w);
 }
 
