@@ -44,6 +44,15 @@ static char *line_at(char *base, unsigned i, unsigned pages)
 	return base + (size_t)(i % pages) * STRIDE + (size_t)(i / pages) * 128;
 }
 
+/* @s as a whole number from @min up, or -1. */
+static long number(const char *s, long min)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	return *s && !*end && v >= min && v <= 1000000 ? v : -1;
+}
+
 static unsigned long huge_kib(void)
 {
 	char buf[256];
@@ -65,13 +74,16 @@ int main(int argc, char **argv)
 	int huge = 0;
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--huge"))
+		long v = i + 1 < argc ? number(argv[i + 1], 0) : -1;
+		if (!strcmp(argv[i], "--huge")) {
 			huge = 1;
-		else if (!strcmp(argv[i], "--sleep-ms") && i + 1 < argc)
-			sleep_ms = (unsigned)atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc && atoi(argv[i + 1]) > 0)
-			rounds = (unsigned)atoi(argv[++i]);
-		else {
+		} else if (!strcmp(argv[i], "--sleep-ms") && v >= 0) {
+			sleep_ms = (unsigned)v;
+			i++;
+		} else if (!strcmp(argv[i], "--rounds") && v >= 1) {
+			rounds = (unsigned)v;
+			i++;
+		} else {
 			fprintf(stderr, "usage: cold_touch [--sleep-ms MS] [--rounds R] [--huge]\n");
 			return 2;
 		}
