@@ -61,7 +61,7 @@ static unsigned n_objects;
 struct func {
 	unsigned object;
 	char name[128];
-	double instructions; /* summed over the changes of one kind */
+	double instructions; /* in the median change */
 };
 
 static void die(const char *what)
@@ -129,7 +129,7 @@ static int cmp_func(const void *a, const void *b)
 	return x->instructions < y->instructions ? 1 : x->instructions > y->instructions ? -1 : 0;
 }
 
-/* Waits for @pid to stop, up to @ms; false if it is still running (blocked in a wait). */
+/* Waits for @pid to stop, up to @ms; false if it is still running (blocked, or looping). */
 static bool stopped_within(pid_t pid, unsigned ms)
 {
 	/* A step takes a few us: looked for at once first, then every 50 us. */
@@ -137,8 +137,10 @@ static bool stopped_within(pid_t pid, unsigned ms)
 		int st;
 		pid_t got = waitpid(pid, &st, __WALL | WNOHANG);
 		if (got == pid) {
-			if (!WIFSTOPPED(st))
-				die("watcher ended");
+			if (!WIFSTOPPED(st)) {
+				fprintf(stderr, "path_trace: the watcher ended (status %#x)\n", st);
+				exit(1);
+			}
 			return true;
 		}
 		if (got < 0)
@@ -266,8 +268,12 @@ static void tally_functions(unsigned long *ips, size_t n, struct func *funcs, un
 		}
 		for (size_t i = 0; i < k; i++) {
 			char name[128] = "?", where[512];
-			if (out && (!fgets(name, sizeof(name), out) || !fgets(where, sizeof(where), out)))
-				break;
+			/* Without addr2line (binutils), or past what it answered: "?". */
+			if (out && (!fgets(name, sizeof(name), out) || !fgets(where, sizeof(where), out))) {
+				pclose(out);
+				out = NULL;
+				snprintf(name, sizeof(name), "?");
+			}
 			name[strcspn(name, "\n")] = '\0';
 			unsigned f = 0;
 			while (f < *n_funcs && (funcs[f].object != o || strcmp(funcs[f].name, name)))
