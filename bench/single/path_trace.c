@@ -240,6 +240,8 @@ static void tally_functions(unsigned long *ips, size_t n, struct func *funcs, un
 {
 	qsort(ips, n, sizeof(*ips), cmp_ul);
 	for (unsigned o = 0; o < n_objects; o++) {
+		if (!n || ips[n - 1] < objects[o].start || ips[0] >= objects[o].end)
+			continue; /* wholly outside the steps: no file, no addr2line */
 		char tmp[] = "/tmp/path_trace.XXXXXX", cmd[512];
 		int fd = mkstemp(tmp);
 		FILE *in = fd >= 0 ? fdopen(fd, "w") : NULL;
